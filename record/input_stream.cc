@@ -1,0 +1,166 @@
+#include "record/input_stream.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "record/errors.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+class FileInputStream : public InputStream {
+ public:
+  explicit FileInputStream(std::unique_ptr<ReadableFile> file) : file_(std::move(file)) {}
+  absl::StatusOr<size_t> Read(char* dst, size_t n) override { return file_->Read(dst, n); }
+  absl::Status Rewind() override { return file_->Seek(0); }
+  absl::Status Seek(uint64_t offset) override { return file_->Seek(offset); }
+
+ private:
+  std::unique_ptr<ReadableFile> file_;
+};
+
+// Inflates a zlib or gzip stream. Multi-member gzip files (concatenated
+// members, as `cat a.gz b.gz` or some writers produce) are read as one stream.
+class InflateInputStream : public InputStream {
+ public:
+  InflateInputStream(std::unique_ptr<ReadableFile> file, Compression compression)
+      : file_(std::move(file)), gzip_(compression == Compression::kGzip),
+        in_(kInputBufferSize) {
+    std::memset(&z_, 0, sizeof(z_));
+    init_status_ = Init();
+  }
+  ~InflateInputStream() override {
+    if (initialized_) inflateEnd(&z_);
+  }
+
+  absl::StatusOr<size_t> Read(char* dst, size_t n) override {
+    RETURN_IF_ERROR(init_status_);
+    size_t done = 0;
+    while (done < n) {
+      if (member_ended_) {
+        ASSIGN_OR_RETURN(bool more, StartNextMember());
+        if (!more) break;
+      }
+      if (z_.avail_in == 0) {
+        RETURN_IF_ERROR(FillInput(1));
+        if (z_.avail_in == 0) {
+          if (!started_) break;  // an empty file holds no records
+          return DataLossAt(file_->path(), CompressedOffset(),
+                            absl::StrCat("compressed (", gzip_ ? "gzip" : "zlib",
+                                         ") stream is truncated: the file ends "
+                                         "before the end of the stream"));
+        }
+      }
+      started_ = true;
+      z_.next_out = reinterpret_cast<Bytef*>(dst + done);
+      z_.avail_out = static_cast<uInt>(std::min<size_t>(n - done, 1u << 30));
+      uInt before = z_.avail_out;
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      done += before - z_.avail_out;
+      if (rc == Z_STREAM_END) {
+        member_ended_ = true;
+      } else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
+        return DataLossAt(file_->path(), CompressedOffset(),
+                          absl::StrCat("corrupt compressed data: ",
+                                       z_.msg ? z_.msg : "invalid deflate stream"));
+      } else if (rc == Z_MEM_ERROR) {
+        return absl::ResourceExhaustedError("zlib: out of memory");
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return absl::InternalError(absl::StrCat("zlib inflate returned ", rc));
+      }
+    }
+    return done;
+  }
+
+  absl::Status Rewind() override {
+    RETURN_IF_ERROR(file_->Seek(0));
+    if (initialized_) inflateEnd(&z_);
+    initialized_ = false;
+    std::memset(&z_, 0, sizeof(z_));
+    member_ended_ = false;
+    started_ = false;
+    consumed_before_buffer_ = 0;
+    init_status_ = Init();
+    return init_status_;
+  }
+
+  absl::Status Seek(uint64_t) override {
+    return absl::UnimplementedError("compressed streams cannot seek");
+  }
+
+ private:
+  static constexpr size_t kInputBufferSize = 1 << 20;
+
+  absl::Status Init() {
+    int window_bits = gzip_ ? 16 + MAX_WBITS : MAX_WBITS;
+    if (inflateInit2(&z_, window_bits) != Z_OK) {
+      return absl::InternalError("zlib: inflateInit2 failed");
+    }
+    initialized_ = true;
+    z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+    z_.avail_in = 0;
+    return absl::OkStatus();
+  }
+
+  // Makes at least `want` unread input bytes available unless the file ends.
+  absl::Status FillInput(size_t want) {
+    if (z_.avail_in >= want) return absl::OkStatus();
+    size_t offset = reinterpret_cast<char*>(z_.next_in) - in_.data();
+    consumed_before_buffer_ += offset;
+    std::memmove(in_.data(), z_.next_in, z_.avail_in);
+    size_t have = z_.avail_in;
+    while (have < want) {
+      ASSIGN_OR_RETURN(size_t got, file_->Read(in_.data() + have, in_.size() - have));
+      if (got == 0) break;
+      have += got;
+    }
+    z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+    z_.avail_in = static_cast<uInt>(have);
+    return absl::OkStatus();
+  }
+
+  // After a member's end: true if another gzip member follows.
+  absl::StatusOr<bool> StartNextMember() {
+    RETURN_IF_ERROR(FillInput(2));
+    if (z_.avail_in == 0) return false;
+    const auto* p = z_.next_in;
+    if (gzip_ && z_.avail_in >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
+      if (inflateReset(&z_) != Z_OK) return absl::InternalError("zlib: inflateReset failed");
+      member_ended_ = false;
+      return true;
+    }
+    return DataLossAt(file_->path(), CompressedOffset(),
+                      absl::StrCat(z_.avail_in, "+ bytes of trailing garbage after the end "
+                                                "of the compressed stream"));
+  }
+
+  uint64_t CompressedOffset() const {
+    return consumed_before_buffer_ + (reinterpret_cast<const char*>(z_.next_in) - in_.data());
+  }
+
+  std::unique_ptr<ReadableFile> file_;
+  bool gzip_;
+  std::vector<char> in_;
+  z_stream z_;
+  bool initialized_ = false;
+  bool member_ended_ = false;
+  bool started_ = false;
+  uint64_t consumed_before_buffer_ = 0;
+  absl::Status init_status_;
+};
+
+}  // namespace
+
+std::unique_ptr<InputStream> MakeInputStream(std::unique_ptr<ReadableFile> file,
+                                             Compression compression) {
+  if (compression == Compression::kZlib || compression == Compression::kGzip) {
+    return std::make_unique<InflateInputStream>(std::move(file), compression);
+  }
+  return std::make_unique<FileInputStream>(std::move(file));
+}
+
+}  // namespace shardfeed

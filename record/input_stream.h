@@ -1,0 +1,37 @@
+// Byte streams under the record reader: a plain file, or a ZLIB/GZIP
+// decompressor over a file. Not thread-safe.
+#ifndef SHARDFEED_RECORD_INPUT_STREAM_H_
+#define SHARDFEED_RECORD_INPUT_STREAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "record/compression.h"
+#include "record/file.h"
+
+namespace shardfeed {
+
+class InputStream {
+ public:
+  virtual ~InputStream() = default;
+  // Reads up to n bytes into dst; returns the count (fewer than n only at the
+  // end of the stream; 0 means the end). A damaged compressed stream is
+  // DATA_LOSS naming the file and the compressed offset.
+  virtual absl::StatusOr<size_t> Read(char* dst, size_t n) = 0;
+  // Restarts the stream at its beginning.
+  virtual absl::Status Rewind() = 0;
+  // For an uncompressed file: moves to `offset`. Compressed streams answer
+  // UNIMPLEMENTED (callers skip forward by reading instead).
+  virtual absl::Status Seek(uint64_t offset) = 0;
+};
+
+// Opens `file` (owned) as a stream of the given compression (not kAuto).
+std::unique_ptr<InputStream> MakeInputStream(std::unique_ptr<ReadableFile> file,
+                                             Compression compression);
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_RECORD_INPUT_STREAM_H_

@@ -1,0 +1,139 @@
+#include "record/record_writer.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "record/crc32c.h"
+#include "record/record_format.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+
+// Whole-stream deflate into the output file (zlib or gzip wrapper), as
+// TensorFlow's ZlibOutputBuffer writes it.
+class RecordWriter::Deflater {
+ public:
+  Deflater() { std::memset(&z_, 0, sizeof(z_)); }
+  ~Deflater() {
+    if (initialized_) deflateEnd(&z_);
+  }
+
+  absl::Status Init(Compression compression, int level) {
+    int window_bits = compression == Compression::kGzip ? 16 + MAX_WBITS : MAX_WBITS;
+    if (deflateInit2(&z_, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("zlib: cannot start deflate at level ", level));
+    }
+    initialized_ = true;
+    out_.resize(1 << 20);
+    return absl::OkStatus();
+  }
+
+  // Compresses `in` (flush = Z_NO_FLUSH) or finishes (Z_FINISH), writing
+  // compressed bytes to `file`.
+  absl::Status Run(absl::string_view in, int flush, AtomicOutputFile* file) {
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z_.avail_in = static_cast<uInt>(in.size());
+    for (;;) {
+      z_.next_out = reinterpret_cast<Bytef*>(out_.data());
+      z_.avail_out = static_cast<uInt>(out_.size());
+      int rc = deflate(&z_, flush);
+      if (rc == Z_STREAM_ERROR) return absl::InternalError("zlib: deflate failed");
+      size_t produced = out_.size() - z_.avail_out;
+      if (produced > 0) RETURN_IF_ERROR(file->Append(absl::string_view(out_.data(), produced)));
+      if (flush == Z_FINISH ? rc == Z_STREAM_END : (z_.avail_in == 0 && z_.avail_out != 0)) {
+        return absl::OkStatus();
+      }
+    }
+  }
+
+ private:
+  z_stream z_;
+  bool initialized_ = false;
+  std::string out_;
+};
+
+absl::StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Create(
+    const std::string& path, const RecordWriterOptions& options) {
+  RecordWriterOptions opts = options;
+  if (opts.compression == Compression::kAuto) opts.compression = CompressionFromFileName(path);
+  if (opts.compression_level < -1 || opts.compression_level > 9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compression level must be -1..9, got ", opts.compression_level));
+  }
+  ASSIGN_OR_RETURN(auto file, AtomicOutputFile::Create(path, opts.overwrite));
+  auto writer = std::unique_ptr<RecordWriter>(new RecordWriter(path, std::move(file), opts));
+  if (opts.compression != Compression::kNone) {
+    writer->deflater_ = std::make_unique<Deflater>();
+    RETURN_IF_ERROR(writer->deflater_->Init(opts.compression, opts.compression_level));
+  }
+  return writer;
+}
+
+RecordWriter::RecordWriter(std::string path, std::unique_ptr<AtomicOutputFile> file,
+                           const RecordWriterOptions& options)
+    : path_(std::move(path)), file_(std::move(file)), options_(options) {
+  buffer_.reserve(options_.buffer_size);
+}
+
+RecordWriter::~RecordWriter() = default;  // the AtomicOutputFile removes the temporary
+
+absl::Status RecordWriter::WriteRecord(absl::string_view data) {
+  if (closed_) {
+    return absl::FailedPreconditionError(absl::StrCat(path_, ": writer is closed"));
+  }
+  char header[kRecordHeaderSize];
+  EncodeFixed64(header, data.size());
+  EncodeFixed32(header + sizeof(uint64_t), crc32c::Mask(crc32c::Value(header, sizeof(uint64_t))));
+  char footer[kRecordFooterSize];
+  EncodeFixed32(footer, crc32c::Mask(crc32c::Value(data.data(), data.size())));
+  RETURN_IF_ERROR(Emit(absl::string_view(header, sizeof(header))));
+  RETURN_IF_ERROR(Emit(data));
+  RETURN_IF_ERROR(Emit(absl::string_view(footer, sizeof(footer))));
+  const uint64_t framed = kRecordOverhead + data.size();
+  index_.push_back({offset_, framed});
+  offset_ += framed;
+  return absl::OkStatus();
+}
+
+absl::Status RecordWriter::Emit(absl::string_view bytes) {
+  if (buffer_.size() + bytes.size() > options_.buffer_size) {
+    RETURN_IF_ERROR(FlushBuffer());
+    if (bytes.size() >= options_.buffer_size) {
+      // Large records go straight through, without a copy into the buffer.
+      if (deflater_) return deflater_->Run(bytes, Z_NO_FLUSH, file_.get());
+      return file_->Append(bytes);
+    }
+  }
+  buffer_.append(bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status RecordWriter::FlushBuffer() {
+  if (buffer_.empty()) return absl::OkStatus();
+  absl::Status s = deflater_ ? deflater_->Run(buffer_, Z_NO_FLUSH, file_.get())
+                             : file_->Append(buffer_);
+  buffer_.clear();
+  return s;
+}
+
+absl::Status RecordWriter::Close() {
+  if (closed_) {
+    return absl::FailedPreconditionError(absl::StrCat(path_, ": writer is already closed"));
+  }
+  closed_ = true;
+  absl::Status s = FlushBuffer();
+  if (s.ok() && deflater_) s = deflater_->Run(absl::string_view(), Z_FINISH, file_.get());
+  final_file_bytes_ = file_->bytes_written();
+  if (s.ok()) s = file_->Commit();
+  if (!s.ok()) file_->Abandon();
+  return s;
+}
+
+uint64_t RecordWriter::file_bytes() const {
+  return closed_ ? final_file_bytes_ : file_->bytes_written();
+}
+
+}  // namespace shardfeed
