@@ -1,0 +1,61 @@
+// shardfeed: one binary, several subcommands (see Usage below).
+#include <cstdio>
+#include <cstring>
+
+#include "cli/command.h"
+#include "cli/version.h"
+#include "record/crc32c.h"
+
+namespace shardfeed::cli {
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"cat", RunCat, "print records as JSON lines (or count them)"},
+    {"copy", RunCopy, "re-encode records into a new file (e.g. gzip <-> none)"},
+    {"index", RunIndex, "write SHARD.index files, verifying every CRC"},
+};
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out,
+               "Usage: shardfeed COMMAND [flags] [args]\n\n"
+               "Packs small files into TFRecord shards, verifies them, and streams them\n"
+               "to training jobs.\n\nCommands:\n");
+  for (const Subcommand& c : kSubcommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out,
+               "\n'shardfeed COMMAND --help' describes each command.\n"
+               "Exit status: 0 success, 1 a data problem was found, 2 usage or I/O error.\n");
+}
+
+}  // namespace
+}  // namespace shardfeed::cli
+
+int main(int argc, char** argv) {
+  using namespace shardfeed::cli;
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return kExitUsageOrIo;
+  }
+  const char* command = argv[1];
+  if (!std::strcmp(command, "-h") || !std::strcmp(command, "--help") ||
+      !std::strcmp(command, "help")) {
+    PrintUsage(stdout);
+    return kExitOk;
+  }
+  if (!std::strcmp(command, "--version") || !std::strcmp(command, "version")) {
+    std::printf("shardfeed %s (crc32c: %s)\n", shardfeed::kVersion,
+                shardfeed::crc32c::ImplementationName());
+    return kExitOk;
+  }
+  for (const Subcommand& c : kSubcommands) {
+    if (!std::strcmp(command, c.name)) return c.run(argc - 2, argv + 2);
+  }
+  std::fprintf(stderr, "shardfeed: unknown command '%s'\n\n", command);
+  PrintUsage(stderr);
+  return kExitUsageOrIo;
+}

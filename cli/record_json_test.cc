@@ -1,0 +1,35 @@
+#include "cli/record_json.h"
+
+#include "gtest/gtest.h"
+
+namespace shardfeed::cli {
+namespace {
+
+TEST(RecordJson, ExampleUsesCanonicalJsonMapping) {
+  Example ex;
+  auto& f = *ex.mutable_features()->mutable_feature();
+  f["label"].mutable_int64_list()->add_value(7);
+  f["name"].mutable_bytes_list()->add_value("AB");
+  std::string json = RecordToJson(ex.SerializeAsString(), /*raw=*/false);
+  EXPECT_NE(std::string::npos, json.find("\"label\":{\"int64List\":{\"value\":[\"7\"]}}"))
+      << json;
+  EXPECT_NE(std::string::npos, json.find("\"bytesList\":{\"value\":[\"QUI=\"]}")) << json;
+}
+
+TEST(RecordJson, RawAndNonExamplesAreBase64) {
+  EXPECT_EQ("\"aGVsbG8gd29ybGQ=\"", RecordToJson("hello world", false));
+  Example ex;
+  (*ex.mutable_features()->mutable_feature())["x"].mutable_float_list()->add_value(1);
+  EXPECT_EQ(0u, RecordToJson(ex.SerializeAsString(), true).find("\""));
+}
+
+TEST(RecordJson, UnknownFieldsAreNotAnExample) {
+  Example ex;
+  std::string bytes = ex.SerializeAsString() + std::string("\x10\x01", 2);  // field 2 varint
+  Example parsed;
+  EXPECT_FALSE(ParseStrictExample(bytes, &parsed));
+  EXPECT_TRUE(ParseStrictExample("", &parsed));
+}
+
+}  // namespace
+}  // namespace shardfeed::cli

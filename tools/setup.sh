@@ -1,0 +1,51 @@
+# Sourced by ./demo.sh and ./test.sh: installs whatever is missing on a fresh
+# Debian 12 machine (quiet and quick when everything is present), using sudo
+# when not root. Sets SHARDFEED_TF_PYTHON when asked for TensorFlow.
+
+# Debian packages the build needs (see WORKSPACE and third_party/).
+SHARDFEED_DEBS=(bazel-bootstrap bazel-rules-java g++ libprotobuf-dev protobuf-compiler
+  libabsl-dev zlib1g-dev libgtest-dev libbenchmark-dev libisal-dev python3 python3-venv)
+
+shardfeed_as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+shardfeed_install_debs() {
+  local missing=()
+  for p in "${SHARDFEED_DEBS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  # python3/python3-venv may come from elsewhere (pyenv): accept a working venv module.
+  if [ ${#missing[@]} -gt 0 ] && python3 -c "import venv, ensurepip" 2>/dev/null; then
+    local keep=()
+    for p in "${missing[@]}"; do
+      case "$p" in python3|python3-venv) ;; *) keep+=("$p") ;; esac
+    done
+    missing=("${keep[@]}")
+  fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "shardfeed: installing Debian packages: ${missing[*]}" >&2
+  shardfeed_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+  shardfeed_as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
+}
+
+# A cached virtual environment with tensorflow-cpu (the reference
+# implementation of the format), for the interoperability tests.
+shardfeed_tf_python() {
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/shardfeed/venv"
+  if ! "$venv/bin/python" -c "import tensorflow" >/dev/null 2>&1; then
+    echo "shardfeed: installing tensorflow-cpu into $venv (once)" >&2
+    python3 -m venv "$venv" || return 1
+    "$venv/bin/pip" install -q --disable-pip-version-check tensorflow-cpu numpy || return 1
+  fi
+  SHARDFEED_TF_PYTHON="$venv/bin/python"
+  export SHARDFEED_TF_PYTHON
+}
+
+# ../shared/datasets (real data) when it exists beside the checkout.
+shardfeed_datasets_dir() {
+  local d
+  d="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/datasets"
+  [ -d "$d" ] && echo "$d"
+}
