@@ -1,0 +1,26 @@
+// Finding a CUDA device. Every function is safe to call on a machine with no
+// GPU and no driver: it returns UNAVAILABLE "no CUDA device: ..." instead of
+// crashing, so callers fall back to host memory. Thread-safe.
+#ifndef SHARDFEED_GPU_DEVICE_H_
+#define SHARDFEED_GPU_DEVICE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace shardfeed::gpu {
+
+// The number of usable CUDA devices (> 0), or UNAVAILABLE "no CUDA device".
+absl::StatusOr<int> CudaDeviceCount();
+
+// One line describing device `ordinal` (name, memory, compute capability).
+absl::StatusOr<std::string> DescribeDevice(int ordinal);
+
+// Fills n bytes at host `dst` by running a kernel on device `ordinal`
+// (device buffer, kernel, copy back): a smoke test that the toolchain,
+// driver and device work together.
+absl::Status FillViaDevice(int ordinal, unsigned char value, unsigned char* dst, size_t n);
+
+}  // namespace shardfeed::gpu
+
+#endif  // SHARDFEED_GPU_DEVICE_H_

@@ -1,0 +1,42 @@
+"""cuda_library: compiles .cu files with the system nvcc, one action per file.
+
+Each .cu becomes a position-independent object (nvcc -Xcompiler -fPIC) that a
+cc_library links together with the static CUDA runtime (libcudart_static.a),
+so binaries need only the NVIDIA driver at run time. Headers the .cu files
+include from this workspace are listed in `hdrs` (and `deps` for C++ code
+they call). Targets build on machines without a GPU.
+"""
+
+# Real GPUs from Ampere (sm_80) and Hopper (sm_90), plus PTX for newer ones.
+CUDA_ARCH_FLAGS = (
+    "-gencode=arch=compute_80,code=sm_80 " +
+    "-gencode=arch=compute_90,code=sm_90 " +
+    "-gencode=arch=compute_90,code=compute_90"
+)
+
+def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = [], visibility = None, testonly = False):
+    objects = []
+    for src in srcs:
+        obj = "_cuda_objs/%s/%s.pic.o" % (name, src[:-len(".cu")])
+        native.genrule(
+            name = "%s_%s_nvcc" % (name, src.replace("/", "_").replace(".", "_")),
+            srcs = [src] + hdrs,
+            outs = [obj],
+            tools = ["@cuda//:nvcc_files"],
+            cmd = ("/usr/local/cuda/bin/nvcc -c -std=c++17 -O3 -Xcompiler -fPIC " +
+                   "-Xcompiler -fno-strict-aliasing --expt-relaxed-constexpr " +
+                   CUDA_ARCH_FLAGS + " -I. -I$(GENDIR) " + " ".join(nvcc_flags) +
+                   " -o $@ $(location %s)" % src),
+            testonly = testonly,
+        )
+        objects.append(obj)
+    native.cc_library(
+        name = name,
+        srcs = objects,
+        hdrs = hdrs,
+        deps = deps + ["@cuda//:cudart_static"],
+        visibility = visibility,
+        testonly = testonly,
+        linkstatic = True,
+        alwayslink = True,
+    )
