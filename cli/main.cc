@@ -16,6 +16,7 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
+    {"convert", RunConvert, "pack a dataset into ~100 MB shards with index and manifest"},
     {"cat", RunCat, "print records as JSON lines (or count them)"},
     {"copy", RunCopy, "re-encode records into a new file (e.g. gzip <-> none)"},
     {"index", RunIndex, "write SHARD.index files, verifying every CRC"},

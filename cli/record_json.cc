@@ -8,20 +8,19 @@
 namespace shardfeed::cli {
 namespace {
 
-bool HasUnknownFields(const google::protobuf::Message& message) {
-  const google::protobuf::Reflection* reflection = message.GetReflection();
-  if (!reflection->GetUnknownFields(message).empty()) return true;
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(message, &fields);
-  for (const auto* field : fields) {
-    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
-    if (field->is_repeated()) {
-      for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
-        if (HasUnknownFields(reflection->GetRepeatedMessage(message, field, i))) return true;
-      }
-    } else if (HasUnknownFields(reflection->GetMessage(message, field))) {
-      return true;
-    }
+bool HasUnknown(const google::protobuf::Message& m) {
+  return !m.GetReflection()->GetUnknownFields(m).empty();
+}
+
+// Walks Example → Features → each Feature and its value list explicitly
+// (no reflection over the map field, which is also faster).
+bool HasUnknownFields(const Example& example) {
+  if (HasUnknown(example) || HasUnknown(example.features())) return true;
+  for (const auto& [key, feature] : example.features().feature()) {
+    if (HasUnknown(feature)) return true;
+    if (feature.has_bytes_list() && HasUnknown(feature.bytes_list())) return true;
+    if (feature.has_float_list() && HasUnknown(feature.float_list())) return true;
+    if (feature.has_int64_list() && HasUnknown(feature.int64_list())) return true;
   }
   return false;
 }

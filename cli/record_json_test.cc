@@ -33,3 +33,25 @@ TEST(RecordJson, UnknownFieldsAreNotAnExample) {
 
 }  // namespace
 }  // namespace shardfeed::cli
+
+namespace shardfeed::cli {
+namespace {
+
+TEST(RecordJson, UnknownFieldsInsideAFeatureAreNotAnExample) {
+  Example ex;
+  (*ex.mutable_features()->mutable_feature())["k"].mutable_int64_list()->add_value(1);
+  Example parsed;
+  ASSERT_TRUE(ParseStrictExample(ex.SerializeAsString(), &parsed));
+  // Append field 9 (varint) to the Feature inside the map entry by
+  // re-encoding: Feature{int64_list{1}} + unknown field.
+  Feature f;
+  f.mutable_int64_list()->add_value(1);
+  std::string feature = f.SerializeAsString() + std::string("\x48\x01", 2);
+  std::string entry = std::string("\x0a\x01k\x12", 4) + static_cast<char>(feature.size()) + feature;
+  std::string features = std::string("\x0a", 1) + static_cast<char>(entry.size()) + entry;
+  std::string example = std::string("\x0a", 1) + static_cast<char>(features.size()) + features;
+  EXPECT_FALSE(ParseStrictExample(example, &parsed));
+}
+
+}  // namespace
+}  // namespace shardfeed::cli

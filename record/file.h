@@ -72,6 +72,8 @@ class AtomicOutputFile {
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_path_; }
   uint64_t bytes_written() const { return bytes_written_; }
+  // CRC32C of every byte appended so far (the file's checksum).
+  uint32_t crc32c() const { return crc32c_; }
 
  private:
   AtomicOutputFile(std::string path, std::string temp_path, int fd, bool overwrite)
@@ -82,6 +84,7 @@ class AtomicOutputFile {
   int fd_;
   bool overwrite_;
   uint64_t bytes_written_ = 0;
+  uint32_t crc32c_ = 0;
 };
 
 // True when the path exists (any file type).

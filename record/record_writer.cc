@@ -127,6 +127,7 @@ absl::Status RecordWriter::Close() {
   absl::Status s = FlushBuffer();
   if (s.ok() && deflater_) s = deflater_->Run(absl::string_view(), Z_FINISH, file_.get());
   final_file_bytes_ = file_->bytes_written();
+  final_file_crc32c_ = file_->crc32c();
   if (s.ok()) s = file_->Commit();
   if (!s.ok()) file_->Abandon();
   return s;

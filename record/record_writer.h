@@ -58,6 +58,8 @@ class RecordWriter {
   uint64_t offset() const { return offset_; }
   // Bytes on disk (compressed size); final after Close().
   uint64_t file_bytes() const;
+  // CRC32C of the file's bytes on disk; final after Close().
+  uint32_t file_crc32c() const { return final_file_crc32c_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -76,6 +78,7 @@ class RecordWriter {
   uint64_t offset_ = 0;
   bool closed_ = false;
   uint64_t final_file_bytes_ = 0;
+  uint32_t final_file_crc32c_ = 0;
 };
 
 }  // namespace shardfeed

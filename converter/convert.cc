@@ -1,0 +1,316 @@
+#include "converter/convert.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/version.h"
+#include "converter/file_list.h"
+#include "converter/ordered_pipeline.h"
+#include "converter/source.h"
+#include "record/errors.h"
+#include "record/file.h"
+#include "record/index.h"
+#include "record/record_format.h"
+#include "record/record_writer.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+constexpr size_t kChunk = 128;  // records built per task
+
+// A deterministic, seeded Fisher-Yates permutation (std::shuffle's algorithm
+// is implementation-defined; ours must give the same order everywhere).
+std::vector<uint64_t> Permutation(uint64_t n, uint64_t seed, bool shuffle) {
+  std::vector<uint64_t> p(n);
+  for (uint64_t i = 0; i < n; ++i) p[i] = i;
+  if (!shuffle) return p;
+  std::mt19937_64 rng(seed);
+  for (uint64_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng() % i]);
+  return p;
+}
+
+std::string Extension(Compression c) {
+  if (c == Compression::kGzip) return ".tfrecord.gz";
+  if (c == Compression::kZlib) return ".tfrecord.zlib";
+  return ".tfrecord";
+}
+
+absl::Status MakeDirs(const std::string& dir) {
+  std::string partial;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
+      partial = dir.substr(0, i);
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+        return IoError("cannot create directory", partial, errno);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+struct PendingShard {
+  std::string partial_path;  // hidden temporary, complete
+  std::string split_prefix;
+  std::vector<IndexEntry> index;
+  ShardInfo info;
+};
+
+// Writes one split's shards under temporary names.
+class SplitWriter {
+ public:
+  SplitWriter(const ConvertOptions& o, std::string dir, std::string split, std::string prefix,
+              uint64_t records, std::vector<PendingShard>* done)
+      : o_(o), dir_(std::move(dir)), split_(std::move(split)), prefix_(std::move(prefix)),
+        records_(records), done_(done) {}
+
+  absl::Status Add(absl::string_view record) {
+    bool boundary;
+    if (o_.num_shards > 0) {
+      boundary = written_ == next_boundary_ && written_ < records_;
+    } else {
+      boundary = writer_ == nullptr ||
+                 (writer_->offset() > 0 &&
+                  writer_->offset() + kRecordOverhead + record.size() > o_.shard_size);
+    }
+    if (boundary) RETURN_IF_ERROR(StartShard());
+    RETURN_IF_ERROR(writer_->WriteRecord(record));
+    ++written_;
+    return absl::OkStatus();
+  }
+
+  absl::Status Finish() {
+    if (writer_ != nullptr) RETURN_IF_ERROR(CloseShard());
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status StartShard() {
+    if (writer_ != nullptr) RETURN_IF_ERROR(CloseShard());
+    int64_t k = shard_count_++;
+    if (o_.num_shards > 0) next_boundary_ = (k + 1) * records_ / o_.num_shards;
+    RecordWriterOptions wo;
+    wo.compression = o_.compression;
+    wo.compression_level = o_.compression_level;
+    wo.overwrite = true;  // our own hidden temporary
+    std::string partial = absl::StrFormat("%s/.%s-%05d.partial-%d", dir_, prefix_, k, ::getpid());
+    ASSIGN_OR_RETURN(writer_, RecordWriter::Create(partial, wo));
+    return absl::OkStatus();
+  }
+
+  absl::Status CloseShard() {
+    PendingShard s;
+    s.partial_path = writer_->path();
+    s.split_prefix = prefix_;
+    s.index = writer_->index();
+    RETURN_IF_ERROR(writer_->Close());
+    s.info.set_split(split_);
+    s.info.set_records(static_cast<int64_t>(s.index.size()));
+    s.info.set_bytes(static_cast<int64_t>(writer_->file_bytes()));
+    s.info.set_crc32c(absl::StrFormat("%08x", writer_->file_crc32c()));
+    done_->push_back(std::move(s));
+    writer_.reset();
+    return absl::OkStatus();
+  }
+
+  const ConvertOptions& o_;
+  std::string dir_, split_, prefix_;
+  uint64_t records_;
+  std::vector<PendingShard>* done_;
+  std::unique_ptr<RecordWriter> writer_;
+  int64_t shard_count_ = 0;
+  uint64_t written_ = 0;
+  uint64_t next_boundary_ = 0;
+};
+
+// Existing files that this run would replace or leave stale.
+absl::StatusOr<std::vector<std::string>> ExistingOutput(const std::string& dir,
+                                                        const std::set<std::string>& prefixes) {
+  std::vector<std::string> found;
+  if (!PathExists(dir)) return found;
+  ASSIGN_OR_RETURN(DirEntries e, ListDir(dir));
+  for (const auto& f : e.files) {
+    if (f == "manifest.json") {
+      found.push_back(f);
+      continue;
+    }
+    for (const auto& p : prefixes) {
+      static const std::regex kShard(R"(-\d{5}-of-\d{5}\.tfrecord(\.gz|\.zlib)?(\.index)?$)");
+      if (f.compare(0, p.size(), p) == 0 && std::regex_match(f.substr(p.size()), kShard)) {
+        found.push_back(f);
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string ManifestToJson(const Manifest& manifest) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(manifest, &json, options);
+  return json;
+}
+
+absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  if (o.output_dir.empty()) return absl::InvalidArgumentError("--output is required");
+  if (o.input.empty()) return absl::InvalidArgumentError("--input is required");
+  if (o.num_shards < 0) return absl::InvalidArgumentError("--num-shards must be >= 0");
+  if (o.num_shards == 0 && o.shard_size < kRecordOverhead) {
+    return absl::InvalidArgumentError("--shard-size is too small");
+  }
+  if (o.compression == Compression::kAuto) {
+    return absl::InvalidArgumentError("compression must be none, zlib or gzip");
+  }
+  SourceOptions so;
+  so.input = o.input;
+  so.validation_from = o.validation_from;
+  so.strict = o.strict;
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> source, OpenSource(o.type, so));
+
+  const std::vector<std::string> splits = source->splits();
+  std::vector<std::string> prefixes;
+  std::set<std::string> prefix_set;
+  uint64_t total = 0;
+  for (size_t s = 0; s < splits.size(); ++s) {
+    std::string p = o.prefix.empty() ? splits[s]
+                    : splits.size() == 1 ? o.prefix
+                                         : absl::StrCat(o.prefix, "-", splits[s]);
+    prefixes.push_back(p);
+    prefix_set.insert(p);
+    total += source->num_samples(s);
+  }
+  if (total == 0) return absl::InvalidArgumentError(absl::StrCat(o.input, ": the input is empty"));
+
+  ASSIGN_OR_RETURN(std::vector<std::string> existing, ExistingOutput(o.output_dir, prefix_set));
+  if (!existing.empty() && !o.overwrite) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        o.output_dir, " already holds a dataset (", existing.front(), existing.size() > 1 ? ", ..." : "",
+        "); use --overwrite to replace it"));
+  }
+  RETURN_IF_ERROR(MakeDirs(o.output_dir));
+
+  std::vector<PendingShard> shards;
+  // On any failure, remove every temporary shard written so far.
+  absl::Cleanup remove_partials = [&shards] {
+    for (const auto& s : shards) ::unlink(s.partial_path.c_str());
+  };
+
+  const int threads =
+      o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  ConvertProgress progress;
+  progress.records_total = total;
+  for (size_t s = 0; s < splits.size(); ++s) {
+    const uint64_t n = source->num_samples(s);
+    if (n == 0) continue;
+    progress.split = splits[s];
+    const std::vector<uint64_t> order =
+        Permutation(n, o.seed + 0x9e3779b97f4a7c15ull * s, o.shuffle);
+    SplitWriter writer(o, o.output_dir, splits[s], prefixes[s], n, &shards);
+    const size_t chunks = (n + kChunk - 1) / kChunk;
+    RETURN_IF_ERROR(RunOrderedPipeline<std::vector<std::string>>(
+        chunks, threads, 4 * static_cast<size_t>(threads),
+        [&](size_t c) -> absl::StatusOr<std::vector<std::string>> {
+          std::vector<std::string> records;
+          for (size_t i = c * kChunk; i < std::min<uint64_t>(n, (c + 1) * kChunk); ++i) {
+            ASSIGN_OR_RETURN(std::string r, source->BuildExample(s, order[i]));
+            records.push_back(std::move(r));
+          }
+          return records;
+        },
+        [&](size_t, std::vector<std::string>& records) -> absl::Status {
+          for (const std::string& r : records) {
+            RETURN_IF_ERROR(writer.Add(r));
+            progress.bytes_written += kRecordOverhead + r.size();
+          }
+          progress.records_done += records.size();
+          o.progress(progress);
+          return absl::OkStatus();
+        },
+        o.cancelled));
+    RETURN_IF_ERROR(writer.Finish());
+  }
+
+  // Every shard is complete: give them their final names, then the indexes,
+  // then (last) the manifest.
+  Manifest m;
+  m.set_format_version(1);
+  m.set_tool("shardfeed");
+  m.set_tool_version(kVersion);
+  m.set_source_type(o.type);
+  m.set_source(o.input);
+  ConvertSettings* settings = m.mutable_options();
+  settings->set_shard_size(o.num_shards > 0 ? 0 : o.shard_size);
+  settings->set_num_shards(o.num_shards);
+  settings->set_shuffle(o.shuffle);
+  settings->set_seed(o.seed);
+  settings->set_compression(CompressionName(o.compression));
+  settings->set_validation_from(o.validation_from);
+  settings->set_strict(o.strict);
+  for (auto& f : source->schema()) *m.add_features() = f;
+  for (auto& c : source->class_names()) m.add_class_names(c);
+  for (auto& c : source->coarse_class_names()) m.add_coarse_class_names(c);
+  m.set_skipped_inputs(source->skipped_inputs());
+
+  std::map<std::string, int64_t> shards_per_prefix;
+  for (const auto& sh : shards) ++shards_per_prefix[sh.split_prefix];
+  std::map<std::string, int64_t> seen;
+  std::set<std::string> final_names;
+  for (auto& sh : shards) {
+    int64_t k = seen[sh.split_prefix]++;
+    std::string name = absl::StrFormat("%s-%05d-of-%05d%s", sh.split_prefix, k,
+                                       shards_per_prefix[sh.split_prefix], Extension(o.compression));
+    std::string final_path = absl::StrCat(o.output_dir, "/", name);
+    RETURN_IF_ERROR(WriteIndexFile(IndexPathFor(final_path), sh.index));
+    if (::rename(sh.partial_path.c_str(), final_path.c_str()) != 0) {
+      return IoError("cannot rename the finished shard", final_path, errno);
+    }
+    sh.partial_path.clear();
+    sh.info.set_file(name);
+    sh.info.set_index_file(name + ".index");
+    final_names.insert(name);
+    final_names.insert(name + ".index");
+    *m.add_shards() = sh.info;
+    m.set_total_records(m.total_records() + sh.info.records());
+    m.set_total_bytes(m.total_bytes() + sh.info.bytes());
+  }
+  for (size_t s = 0; s < splits.size(); ++s) {
+    SplitInfo* info = m.add_splits();
+    info->set_name(splits[s]);
+    info->set_records(static_cast<int64_t>(source->num_samples(s)));
+    info->set_shards(shards_per_prefix[prefixes[s]]);
+  }
+  // With --overwrite: shards of an earlier run that this run did not replace
+  // would be mistaken for part of the dataset.
+  for (const std::string& f : existing) {
+    if (f != "manifest.json" && !final_names.count(f)) {
+      ::unlink(absl::StrCat(o.output_dir, "/", f).c_str());
+    }
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.output_dir, "/manifest.json"),
+                                      ManifestToJson(m)));
+  ConvertSummary summary;
+  summary.manifest = std::move(m);
+  summary.warnings = source->warnings();
+  summary.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace shardfeed

@@ -1,0 +1,76 @@
+// Convert: packs a Source into pre-shuffled TFRecord shards of ~100 MB, with
+// an index per shard and manifest.json per dataset.
+//
+// Guarantees:
+//  - Deterministic: the same input and options give byte-identical shards,
+//    indexes and manifest, whatever the thread count (records are built in
+//    parallel but written in a fixed order; shard boundaries depend only on
+//    record sizes).
+//  - Safe: shards are written under hidden temporary names and renamed when
+//    every shard of every split is complete; the manifest is written last; on
+//    any error or cancellation the temporaries are removed. Existing output is
+//    never replaced without `overwrite`.
+//  - Bounded memory: a window of record chunks is in flight, not the dataset
+//    (CIFAR and MNIST sources hold their batches, ~180 MB at most).
+#ifndef SHARDFEED_CONVERTER_CONVERT_H_
+#define SHARDFEED_CONVERTER_CONVERT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/manifest.pb.h"
+#include "record/compression.h"
+
+namespace shardfeed {
+
+struct ConvertProgress {
+  std::string split;
+  uint64_t records_done = 0;   // in this run, all splits
+  uint64_t records_total = 0;  // all splits
+  uint64_t bytes_written = 0;  // uncompressed record bytes
+};
+
+struct ConvertOptions {
+  std::string type;    // cifar10, cifar100, mnist, image-folder, files
+  std::string input;   // folder, .tar.gz, glob or @list
+  std::string output_dir;
+  // Shard file prefix. Default "": the split name ("train-00000-of-00003");
+  // with a prefix and several splits: "PREFIX-train-...".
+  std::string prefix;
+  // Target shard size in bytes (a shard exceeds it only by its last record);
+  // measured on uncompressed records. Default: 100 MB.
+  uint64_t shard_size = 100'000'000;
+  // If > 0: exactly this many shards per split (records split evenly),
+  // overriding shard_size.
+  int64_t num_shards = 0;
+  bool shuffle = true;
+  uint64_t seed = 42;
+  Compression compression = Compression::kNone;
+  int compression_level = -1;
+  int threads = 0;  // 0: one per core
+  bool overwrite = false;
+  bool strict = false;
+  std::string validation_from;  // CIFAR: e.g. "data_batch_5"
+  // Polled while converting; returning true cancels (CANCELLED).
+  std::function<bool()> cancelled = [] { return false; };
+  // Called on the converting thread after each chunk of records.
+  std::function<void(const ConvertProgress&)> progress = [](const ConvertProgress&) {};
+};
+
+struct ConvertSummary {
+  Manifest manifest;
+  std::vector<std::string> warnings;
+  double seconds = 0;
+};
+
+absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& options);
+
+// The manifest as written to manifest.json.
+std::string ManifestToJson(const Manifest& manifest);
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_CONVERTER_CONVERT_H_

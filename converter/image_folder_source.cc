@@ -1,0 +1,141 @@
+// image-folder: a class-per-subfolder tree (ImageNet style), optionally with
+// split folders above the classes (root/train/<class>/..., root/val/...).
+// Features follow TensorFlow's ImageNet / TF-Slim conventions:
+//   image/encoded (the file's bytes), image/format, image/class/label,
+//   image/class/text, image/filename, image/height, image/width
+// with height/width read from the JPEG/PNG/GIF header (no decoding). Label
+// ids come from the sorted class names. Files that are not images are skipped
+// with a warning (an error with --strict).
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "converter/example_encoder.h"
+#include "converter/file_list.h"
+#include "converter/image_header.h"
+#include "converter/source.h"
+#include "record/file.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+struct Image {
+  std::string path;      // full path
+  std::string filename;  // relative to the class folder
+  int64_t label;
+};
+
+class ImageFolderSource : public Source {
+ public:
+  ImageFolderSource(std::vector<std::string> split_names, std::vector<std::vector<Image>> images,
+                    std::vector<std::string> classes, int64_t skipped,
+                    std::vector<std::string> warnings)
+      : split_names_(std::move(split_names)), images_(std::move(images)),
+        classes_(std::move(classes)), skipped_(skipped), warnings_(std::move(warnings)) {}
+
+  std::vector<std::string> splits() const override { return split_names_; }
+  size_t num_samples(size_t split) const override { return images_[split].size(); }
+
+  absl::StatusOr<std::string> BuildExample(size_t split, size_t index) const override {
+    const Image& img = images_[split][index];
+    ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(img.path));
+    ASSIGN_OR_RETURN(ImageInfo info, ReadImageInfo(bytes, img.path));
+    ExampleEncoder e;
+    e.AddBytes("image/encoded", bytes);
+    e.AddBytes("image/format", info.format);
+    e.AddInt64("image/class/label", img.label);
+    e.AddBytes("image/class/text", classes_[img.label]);
+    e.AddBytes("image/filename", img.filename);
+    e.AddInt64("image/height", info.height);
+    e.AddInt64("image/width", info.width);
+    return e.Finish();
+  }
+
+  std::vector<FeatureSchema> schema() const override {
+    return {MakeFeature("image/encoded", "bytes", 1, "the image file's bytes (JPEG, PNG or GIF)"),
+            MakeFeature("image/format", "bytes", 1, "jpeg, png or gif"),
+            MakeFeature("image/class/label", "int64", 1, "index into class_names"),
+            MakeFeature("image/class/text", "bytes", 1, "the class name"),
+            MakeFeature("image/filename", "bytes", 1, "path relative to the class folder"),
+            MakeFeature("image/height", "int64", 1, "from the image header"),
+            MakeFeature("image/width", "int64", 1, "from the image header")};
+  }
+  std::vector<std::string> class_names() const override { return classes_; }
+  int64_t skipped_inputs() const override { return skipped_; }
+  std::vector<std::string> warnings() const override { return warnings_; }
+
+ private:
+  std::vector<std::string> split_names_;
+  std::vector<std::vector<Image>> images_;
+  std::vector<std::string> classes_;
+  int64_t skipped_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOptions& o) {
+  ASSIGN_OR_RETURN(DirEntries top, ListDir(o.input));
+  if (top.dirs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(o.input, ": no class folders (expected ROOT/<class>/<image> or "
+                              "ROOT/<split>/<class>/<image>)"));
+  }
+  // Split folders hold only folders; class folders hold files.
+  bool has_splits = top.files.empty();
+  std::vector<std::string> split_dirs;
+  if (has_splits) {
+    for (const auto& d : top.dirs) {
+      ASSIGN_OR_RETURN(DirEntries e, ListDir(absl::StrCat(o.input, "/", d)));
+      if (!e.files.empty() || e.dirs.empty()) has_splits = false;
+    }
+  }
+  split_dirs = has_splits ? top.dirs : std::vector<std::string>{""};
+
+  std::set<std::string> class_set;
+  for (const auto& s : split_dirs) {
+    ASSIGN_OR_RETURN(DirEntries e, ListDir(s.empty() ? o.input : absl::StrCat(o.input, "/", s)));
+    class_set.insert(e.dirs.begin(), e.dirs.end());
+  }
+  std::vector<std::string> classes(class_set.begin(), class_set.end());
+
+  std::vector<std::string> split_names;
+  std::vector<std::vector<Image>> images;
+  int64_t skipped = 0;
+  std::vector<std::string> warnings;
+  for (const auto& s : split_dirs) {
+    std::vector<Image> list;
+    std::string split_root = s.empty() ? o.input : absl::StrCat(o.input, "/", s);
+    for (size_t label = 0; label < classes.size(); ++label) {
+      std::string class_dir = absl::StrCat(split_root, "/", classes[label]);
+      if (!PathExists(class_dir)) continue;
+      ASSIGN_OR_RETURN(std::vector<std::string> files, ListFilesRecursive(class_dir));
+      for (const auto& rel : files) {
+        std::string path = absl::StrCat(class_dir, "/", rel);
+        ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
+        char head[16];
+        ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, head, sizeof(head)));
+        if (!LooksLikeImage(absl::string_view(head, n))) {
+          if (o.strict) {
+            return absl::DataLossError(absl::StrCat(path, ": not a JPEG, PNG or GIF image (--strict)"));
+          }
+          ++skipped;
+          warnings.push_back(absl::StrCat("skipped ", path, ": not a JPEG, PNG or GIF image"));
+          continue;
+        }
+        list.push_back({path, rel, static_cast<int64_t>(label)});
+      }
+    }
+    split_names.push_back(s.empty() ? "train" : s);
+    images.push_back(std::move(list));
+  }
+  size_t total = 0;
+  for (const auto& l : images) total += l.size();
+  if (total == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(o.input, ": no images found"));
+  }
+  return std::unique_ptr<Source>(new ImageFolderSource(
+      std::move(split_names), std::move(images), std::move(classes), skipped, std::move(warnings)));
+}
+
+}  // namespace shardfeed
