@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # shardfeed's main job on the bundled sample data: installs what is missing,
-# builds the `shardfeed` binary, then indexes and reads the real TFRecord
-# files in testdata/interop (written by TensorFlow, Apache Beam and others).
+# builds the `shardfeed` binary, converts the bundled CIFAR-10 batches (real
+# records, cut down) into shards with index and manifest, reads them back,
+# then indexes and reads the real TFRecord files in testdata/interop
+# (written by TensorFlow, Apache Beam and others).
 # Output goes to ./demo-out (or the directory given as $1).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -13,6 +15,15 @@ sf="$(bazel info bazel-bin 2>/dev/null)/cli/shardfeed"
 out="${1:-demo-out}"
 mkdir -p "$out"
 "$sf" --version
+
+echo "== convert CIFAR-10 (python pickle layout) into pre-shuffled shards"
+"$sf" convert cifar10 --input testdata/cifar10-py --output "$out/cifar10" --shard-size 1MB --overwrite
+ls -l "$out/cifar10"
+
+echo "== read them back"
+"$sf" cat --count "$out"/cifar10/*.tfrecord
+"$sf" cat "$out/cifar10/test-00000-of-00001.tfrecord" | head -1 | cut -c1-160
+echo "..."
 
 echo "== copy the sample shards (re-encoding the gzip ones to plain TFRecord)"
 shards=()

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# End-to-end tests of `shardfeed convert` on the bundled fixtures: naming and
+# size limits, index and manifest agreement, determinism (two runs; 1 vs 2
+# threads), every bad-input case, no partial dataset on failure, refusal to
+# overwrite, and an interrupted run.
+set -u
+ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
+SF="$ROOT/cli/shardfeed"
+FX="$ROOT/testdata"
+TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/convert.XXXXXX")"
+passed=0
+failed=0
+check() {
+  local name="$1"; shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
+}
+exit_code() { "$@" >"$TMP/last.out" 2>"$TMP/last.err"; echo $?; }
+no_dataset() {  # no manifest and no complete-looking shard under $1
+  [ ! -e "$1/manifest.json" ] && [ -z "$(find "$1" -name '*-of-*' 2>/dev/null)" ]
+}
+json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d" + sys.argv[2]))' "$1" "$2"; }
+
+# --- A conversion, its names, index and manifest ---------------------------
+check "convert cifar10 bin" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/a" --shard-size 200KB --quiet
+n_train=$(ls "$TMP"/a/train-*-of-*.tfrecord | wc -l)
+check "several train shards" test "$n_train" -ge 8
+check "train shard names" test -e "$TMP/a/train-00000-of-$(printf %05d "$n_train").tfrecord" -a -e "$TMP/a/train-$(printf %05d $((n_train - 1)))-of-$(printf %05d "$n_train").tfrecord"
+check "test shard names" test -e "$TMP/a/test-00000-of-00002.tfrecord"
+for f in "$TMP"/a/*.tfrecord; do
+  size=$(stat -c %s "$f")
+  last=$(tail -1 "$f.index" | cut -d' ' -f2)
+  # A shard may exceed the target only by its last record.
+  check "$(basename "$f") within 200 kB but for its last record" test $((size - last)) -lt 200000
+  cp "$f" "$TMP/copy.tfrecord"; rm -f "$TMP/copy.tfrecord.index"
+  "$SF" index "$TMP/copy.tfrecord" >/dev/null
+  check "$(basename "$f") index agrees" cmp -s "$f.index" "$TMP/copy.tfrecord.index"
+done
+check "manifest total" test "$(json_get "$TMP/a/manifest.json" "['total_records']")" = 600
+check "manifest shard count" test "$(json_get "$TMP/a/manifest.json" "['shards'].__len__()")" = "$(ls "$TMP"/a/*.tfrecord | wc -l)"
+check "manifest records agree with cat" test "$("$SF" cat --count "$TMP"/a/*.tfrecord | tail -1)" = "total 600"
+first_train="$(ls "$TMP"/a/train-00000-of-*.tfrecord)"
+check "manifest bytes agree" test "$(json_get "$TMP/a/manifest.json" "['shards'][0]['bytes']")" = "$(stat -c %s "$first_train")"
+check "class names" test "$(json_get "$TMP/a/manifest.json" "['class_names'][9]")" = truck
+
+# --- Determinism -------------------------------------------------------------
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/b" --shard-size 200KB --quiet --threads 1
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/c" --shard-size 200KB --quiet --threads 2
+check "1 vs 2 threads byte-identical" diff -r "$TMP/b" "$TMP/c"
+check "two runs byte-identical" diff -r "$TMP/a" "$TMP/c"
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/d" --shard-size 200KB --quiet --seed 7
+check "another seed, another order" test -n "$(cmp "$first_train" "$TMP/d/$(basename "$first_train")" 2>&1)"
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/e" --quiet --no-shuffle --num-shards 3 --compression gzip
+check "--num-shards 3 --compression gzip" test -e "$TMP/e/train-00002-of-00003.tfrecord.gz"
+check "gzip shards read back" test "$("$SF" cat --count "$TMP"/e/*.gz | tail -1)" = "total 600"
+
+# --- Every source type on the fixtures ------------------------------------
+check "cifar10 python layout" "$SF" convert cifar10 --input "$FX/cifar10-py" --output "$TMP/py" --quiet
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/bin1" --quiet
+check "py and bin layouts give identical records" cmp -s "$TMP/py/train-00000-of-00001.tfrecord" "$TMP/bin1/train-00000-of-00001.tfrecord"
+check "validation split" "$SF" convert cifar10 --input "$FX/cifar10-py" --output "$TMP/val" --quiet --validation-from data_batch_5
+check "validation split names" test -e "$TMP/val/validation-00000-of-00001.tfrecord" -a -e "$TMP/val/eval-00000-of-00001.tfrecord"
+check "mnist" "$SF" convert mnist --input "$FX/mnist" --output "$TMP/mnist" --quiet
+check "image-folder with splits" "$SF" convert image-folder --input "$FX/images/hymenoptera" --output "$TMP/hym" --quiet
+check "image-folder split names" test -e "$TMP/hym/train-00000-of-00001.tfrecord" -a -e "$TMP/hym/val-00000-of-00001.tfrecord"
+mkdir -p "$TMP/imgs/cat" && cp "$FX"/images/cifar10-jpg/cat/* "$TMP/imgs/cat/" && echo "not an image" >"$TMP/imgs/cat/notes.txt"
+check "image-folder skips non-images" test "$("$SF" convert image-folder --input "$TMP/imgs" --output "$TMP/imgs-out" --json 2>/dev/null | json_get /dev/stdin "['skipped_inputs']")" = 1
+check "--strict makes it an error" test "$(exit_code "$SF" convert image-folder --input "$TMP/imgs" --output "$TMP/strict" --strict)" -eq 1
+check "strict error names the file" grep -q "notes.txt" "$TMP/last.err"
+printf '%s,3\n%s,4\n' "$FX/images/cifar10-jpg/cat/$(ls "$FX/images/cifar10-jpg/cat" | head -1)" "$FX/mnist/t10k-labels-idx1-ubyte.gz" >"$TMP/list.csv"
+check "files from a list with labels" "$SF" convert files --input "@$TMP/list.csv" --output "$TMP/files" --quiet
+check "files records" test "$("$SF" cat --count "$TMP"/files/*.tfrecord | tail -1)" = "total 2"
+
+# --- Bad input: clear errors, exit codes, nothing left behind ---------------
+mkdir -p "$TMP/bad1" && cp "$FX"/cifar10-bin/* "$TMP/bad1/" && head -c 100000 "$FX/cifar10-bin/data_batch_3.bin" >"$TMP/bad1/data_batch_3.bin"
+check "partial record exits 1" test "$(exit_code "$SF" convert cifar10 --input "$TMP/bad1" --output "$TMP/out1")" -eq 1
+check "partial record error" grep -q "data_batch_3.bin:98336: batch size 100000 is not a whole number of 3073-byte records" "$TMP/last.err"
+check "nothing left (partial record)" no_dataset "$TMP/out1"
+mkdir -p "$TMP/bad2" && cp "$FX"/cifar10-bin/* "$TMP/bad2/" && printf '\x0c' | dd of="$TMP/bad2/test_batch.bin" bs=1 seek=$((3073 * 7)) conv=notrunc 2>/dev/null
+check "label out of range exits 1" test "$(exit_code "$SF" convert cifar10 --input "$TMP/bad2" --output "$TMP/out2")" -eq 1
+check "label error names file and offset" grep -q "test_batch.bin:21511: record 7: label 12 is out of range 0..9" "$TMP/last.err"
+check "nothing left (label)" no_dataset "$TMP/out2"
+mkdir -p "$TMP/bad3" && cp "$FX"/cifar10-py/* "$TMP/bad3/" && head -c 200000 "$FX/cifar10-py/data_batch_2" >"$TMP/bad3/data_batch_2"
+check "truncated pickle exits 1" test "$(exit_code "$SF" convert cifar10 --input "$TMP/bad3" --output "$TMP/out3")" -eq 1
+check "truncated pickle error" grep -q "data_batch_2:[0-9]*: pickle opcode 0x54: truncated pickle" "$TMP/last.err"
+(cd "$FX" && tar czhf "$TMP/cifar.tar.gz" cifar10-bin)
+head -c 500000 "$TMP/cifar.tar.gz" >"$TMP/cut.tar.gz"
+check "archive converts" "$SF" convert cifar10 --input "$TMP/cifar.tar.gz" --output "$TMP/tar" --quiet
+check "archive gives the folder's shards" diff -r -x manifest.json "$TMP/tar" "$TMP/bin1"
+check "truncated archive exits 1" test "$(exit_code "$SF" convert cifar10 --input "$TMP/cut.tar.gz" --output "$TMP/out4")" -eq 1
+check "truncated archive error" grep -q "cut.tar.gz:500000: compressed (gzip) stream is truncated" "$TMP/last.err"
+check "nothing left (archive)" no_dataset "$TMP/out4"
+mkdir -p "$TMP/empty"
+check "empty input exits 2" test "$(exit_code "$SF" convert cifar10 --input "$TMP/empty" --output "$TMP/out5")" -eq 2
+check "empty input error" grep -q "no CIFAR-10 batches found" "$TMP/last.err"
+mkdir -p "$TMP/bad6" && cp "$FX"/cifar10-bin/* "$TMP/bad6/" && rm "$TMP/bad6/data_batch_4.bin" && mkdir "$TMP/bad6/data_batch_4.bin"
+check "unreadable batch exits 2" test "$(exit_code "$SF" convert cifar10 --input "$TMP/bad6" --output "$TMP/out6")" -eq 2
+check "unreadable batch error" grep -q "data_batch_4.bin: is a directory" "$TMP/last.err"
+check "missing input exits 2" test "$(exit_code "$SF" convert mnist --input "$TMP/nope" --output "$TMP/out7")" -eq 2
+check "unknown type exits 2" test "$(exit_code "$SF" convert imagenet --input x --output y)" -eq 2
+check "--json error" grep -q '"ok":false' <<<"$("$SF" convert mnist --input "$TMP/nope" --output "$TMP/out7" --json 2>/dev/null)"
+
+# --- Existing output ---------------------------------------------------------
+check "refuses to overwrite" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/a")" -eq 2
+check "says --overwrite" grep -q "use --overwrite" "$TMP/last.err"
+check "overwrite works" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/a" --overwrite --quiet --shard-size 100MB
+check "stale shards removed on overwrite" test "$(ls "$TMP"/a/train-*.tfrecord | wc -l)" -eq 1
+
+# --- Interrupted runs --------------------------------------------------------
+mkdir -p "$TMP/big"
+for i in $(seq 1 150); do head -c 1000000 /dev/urandom >"$TMP/big/f$i.bin"; done
+"$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/killed" --shard-size 5MB --threads 1 --compression gzip --compression-level 9 &
+pid=$!; sleep 0.5; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+check "SIGKILL mid-way leaves no complete-looking shard and no manifest" no_dataset "$TMP/killed"
+"$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/interrupted" --shard-size 5MB --threads 1 --compression gzip --compression-level 9 2>"$TMP/int.err" &
+pid=$!; sleep 0.5; kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+check "SIGINT exits non-zero" test "$rc" -ne 0
+check "SIGINT leaves nothing at all" test -z "$(ls -A "$TMP/interrupted" 2>/dev/null)"
+
+check "--help" grep -q "^Usage: shardfeed convert" <<<"$("$SF" convert --help)"
+echo "convert_test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
