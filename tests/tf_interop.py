@@ -4,7 +4,7 @@
 2. shardfeed reads files that TensorFlow writes (NONE, ZLIB, GZIP): every
    record, as the same Example.
 
-Usage: tf_interop.py SHARDFEED_BINARY INTEROP_DIR TMP_DIR
+Usage: tf_interop.py SHARDFEED_BINARY WORKSPACE_ROOT TMP_DIR
 """
 import base64
 import json
@@ -18,7 +18,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from google.protobuf import json_format  # noqa: E402
 
-SF, INTEROP, TMP = sys.argv[1:4]
+SF, ROOT, TMP = sys.argv[1:4]
+INTEROP = os.path.join(ROOT, "testdata", "interop")
 COMPRESSIONS = {"none": "", "zlib": "ZLIB", "gzip": "GZIP"}
 failures = []
 passes = 0

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs tests/tf_interop.py with the Python named by SHARDFEED_TF_PYTHON (one
-# with tensorflow-cpu; ./test.sh makes it in a cached virtual environment).
+# Runs a Python test script (first argument, relative to the workspace) with
+# the Python named by SHARDFEED_TF_PYTHON (one with tensorflow-cpu; ./test.sh
+# makes it in a cached virtual environment). The script gets the shardfeed
+# binary, the workspace root and a scratch directory as arguments.
 set -u
 ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
 PY="${SHARDFEED_TF_PYTHON:-}"
@@ -12,5 +14,5 @@ if [ -z "$PY" ] || ! "$PY" -c "import tensorflow" 2>/dev/null; then
   echo "SKIPPED: set SHARDFEED_TF_PYTHON to a Python with tensorflow-cpu (./test.sh does)"
   exit 0
 fi
-TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/tf.XXXXXX")"
-exec "$PY" "$ROOT/tests/tf_interop.py" "$ROOT/cli/shardfeed" "$ROOT/testdata/interop" "$TMP"
+TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/py.XXXXXX")"
+exec "$PY" "$ROOT/$1" "$ROOT/cli/shardfeed" "$ROOT" "$TMP"
