@@ -35,7 +35,10 @@ struct Batch {
   std::string name;   // e.g. "data_batch_1" (for errors: origin path)
   std::string origin;  // file or "archive:member"
   std::string bytes;  // file contents (owned)
-  absl::string_view pixels;  // count * 3072 bytes
+  // Image i's pixels are pixels.substr(i * stride, 3072): the binary layout
+  // interleaves label bytes (stride 3073 or 3074), the pickle does not.
+  absl::string_view pixels;
+  size_t stride = kPixels;
   std::vector<int> labels;
   std::vector<int> coarse;
 };
@@ -59,16 +62,14 @@ absl::Status ParseBinary(Batch* b, bool cifar100) {
                                    b->bytes.size() - whole * record, " bytes left over)"));
   }
   const size_t n = b->bytes.size() / record;
-  // Repack pixels contiguously so every layout serves samples the same way.
-  std::string pixels(n * kPixels, '\0');
   for (size_t i = 0; i < n; ++i) {
     const char* r = b->bytes.data() + i * record;
     if (cifar100) b->coarse.push_back(static_cast<unsigned char>(r[0]));
     b->labels.push_back(static_cast<unsigned char>(r[label_bytes - 1]));
-    std::memcpy(&pixels[i * kPixels], r + label_bytes, kPixels);
   }
-  b->bytes = std::move(pixels);
-  b->pixels = b->bytes;
+  // A view into b->bytes (see ParsePython on why views survive moves).
+  b->pixels = absl::string_view(b->bytes).substr(label_bytes);
+  b->stride = record;
   return absl::OkStatus();
 }
 
@@ -152,19 +153,19 @@ class CifarSource : public Source {
   std::vector<std::string> splits() const override { return split_names_; }
   size_t num_samples(size_t split) const override { return totals_[split]; }
 
-  absl::StatusOr<std::string> BuildExample(size_t split, size_t index) const override {
+  absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const override {
     const auto& starts = starts_[split];
     size_t b = std::upper_bound(starts.begin(), starts.end(), index) - starts.begin() - 1;
     const Batch& batch = splits_[split][b];
     size_t i = index - starts[b];
     ExampleEncoder e;
-    e.AddBytes("image", batch.pixels.substr(i * kPixels, kPixels));
+    e.AddBytes("image", batch.pixels.substr(i * batch.stride, kPixels));
     e.AddInt64("label", batch.labels[i]);
     if (cifar100_) e.AddInt64("coarse_label", batch.coarse[i]);
     e.AddInt64("height", 32);
     e.AddInt64("width", 32);
     e.AddInt64("depth", 3);
-    return e.Finish();
+    return e.FinishFramed();
   }
 
   std::vector<FeatureSchema> schema() const override {

@@ -75,6 +75,7 @@ class SplitWriter {
       : o_(o), dir_(std::move(dir)), split_(std::move(split)), prefix_(std::move(prefix)),
         records_(records), done_(done) {}
 
+  // `record` is framed (header, data, footer).
   absl::Status Add(absl::string_view record) {
     bool boundary;
     if (o_.num_shards > 0) {
@@ -82,10 +83,10 @@ class SplitWriter {
     } else {
       boundary = writer_ == nullptr ||
                  (writer_->offset() > 0 &&
-                  writer_->offset() + kRecordOverhead + record.size() > o_.shard_size);
+                  writer_->offset() + record.size() > o_.shard_size);
     }
     if (boundary) RETURN_IF_ERROR(StartShard());
-    RETURN_IF_ERROR(writer_->WriteRecord(record));
+    RETURN_IF_ERROR(writer_->WriteFramedRecord(record));
     ++written_;
     return absl::OkStatus();
   }
@@ -229,7 +230,7 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
         [&](size_t c) -> absl::StatusOr<std::vector<std::string>> {
           std::vector<std::string> records;
           for (size_t i = c * kChunk; i < std::min<uint64_t>(n, (c + 1) * kChunk); ++i) {
-            ASSIGN_OR_RETURN(std::string r, source->BuildExample(s, order[i]));
+            ASSIGN_OR_RETURN(std::string r, source->BuildRecord(s, order[i]));
             records.push_back(std::move(r));
           }
           return records;
@@ -237,7 +238,7 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
         [&](size_t, std::vector<std::string>& records) -> absl::Status {
           for (const std::string& r : records) {
             RETURN_IF_ERROR(writer.Add(r));
-            progress.bytes_written += kRecordOverhead + r.size();
+            progress.bytes_written += r.size();
           }
           progress.records_done += records.size();
           o.progress(progress);

@@ -1,23 +1,26 @@
 #include "converter/example_encoder.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "record/crc32c.h"
+#include "record/record_format.h"
 
 namespace shardfeed {
 namespace {
 
-// Wire types.
-constexpr int kVarint = 0;
 constexpr int kLengthDelimited = 2;
 
 void AppendTag(std::string* out, int field, int wire_type) {
   AppendVarint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
 }
 
-void AppendLengthDelimited(std::string* out, int field, absl::string_view bytes) {
+void AppendHeader(std::string* out, int field, size_t length) {
   AppendTag(out, field, kLengthDelimited);
-  AppendVarint(out, bytes.size());
-  out->append(bytes.data(), bytes.size());
+  AppendVarint(out, length);
 }
+
+size_t FieldSize(size_t length) { return 1 + VarintSize(length) + length; }
 
 }  // namespace
 
@@ -35,76 +38,102 @@ size_t VarintSize(uint64_t v) {
   return n;
 }
 
-// Feature { bytes_list = 1 | float_list = 2 | int64_list = 3 }; each list's
-// values are field 1 (packed for numbers).
+ExampleEncoder::Entry& ExampleEncoder::Slot(absl::string_view key, int list_field) {
+  for (Entry& e : entries_) {
+    if (e.key == key) {
+      e = Entry{std::string(key), list_field, {}, {}};
+      return e;
+    }
+  }
+  entries_.push_back(Entry{std::string(key), list_field, {}, {}});
+  return entries_.back();
+}
+
 void ExampleEncoder::AddBytes(absl::string_view key, absl::string_view value) {
-  std::string list;
-  list.reserve(value.size() + 8);
-  AppendLengthDelimited(&list, 1, value);
-  std::string feature;
-  feature.reserve(list.size() + 8);
-  AppendLengthDelimited(&feature, 1, list);
-  features_[std::string(key)] = std::move(feature);
+  Slot(key, 1).bytes.push_back(value);
 }
 
 void ExampleEncoder::AddBytesList(absl::string_view key, absl::Span<const std::string> values) {
-  std::string list;
-  for (const std::string& v : values) AppendLengthDelimited(&list, 1, v);
-  std::string feature;
-  AppendLengthDelimited(&feature, 1, list);
-  features_[std::string(key)] = std::move(feature);
+  Entry& e = Slot(key, 1);
+  for (const std::string& v : values) e.bytes.push_back(v);
 }
 
 void ExampleEncoder::AddInt64(absl::string_view key, int64_t value) {
-  AddInt64List(key, absl::MakeConstSpan(&value, 1));
+  AppendVarint(&Slot(key, 3).packed, static_cast<uint64_t>(value));
 }
 
 void ExampleEncoder::AddInt64List(absl::string_view key, absl::Span<const int64_t> values) {
-  std::string packed;
-  for (int64_t v : values) AppendVarint(&packed, static_cast<uint64_t>(v));
-  std::string list;
-  if (!values.empty()) AppendLengthDelimited(&list, 1, packed);
-  std::string feature;
-  AppendLengthDelimited(&feature, 3, list);
-  features_[std::string(key)] = std::move(feature);
+  Entry& e = Slot(key, 3);
+  for (int64_t v : values) AppendVarint(&e.packed, static_cast<uint64_t>(v));
 }
 
 void ExampleEncoder::AddFloatList(absl::string_view key, absl::Span<const float> values) {
-  std::string packed(values.size() * 4, '\0');
+  Entry& e = Slot(key, 2);
+  e.packed.resize(values.size() * 4);
   for (size_t i = 0; i < values.size(); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &values[i], 4);
-    for (int b = 0; b < 4; ++b) packed[i * 4 + b] = static_cast<char>(bits >> (8 * b));
+    EncodeFixed32(&e.packed[i * 4], bits);
   }
-  std::string list;
-  if (!values.empty()) AppendLengthDelimited(&list, 1, packed);
-  std::string feature;
-  AppendLengthDelimited(&feature, 2, list);
-  features_[std::string(key)] = std::move(feature);
 }
 
-std::string ExampleEncoder::Finish() {
-  // Features { map<string, Feature> feature = 1 }: each entry is a message
-  // { key = 1; value = 2 }.
+// BytesList/FloatList/Int64List { value = 1 } (numbers packed).
+size_t ExampleEncoder::ListSize(const Entry& e) const {
+  if (e.list_field != 1) return e.packed.empty() ? 0 : FieldSize(e.packed.size());
+  size_t n = 0;
+  for (absl::string_view v : e.bytes) n += FieldSize(v.size());
+  return n;
+}
+
+// Example { Features features = 1 }; Features { map<string, Feature> = 1 }:
+// each entry { key = 1; Feature value = 2 }; Feature { oneof list = 1|2|3 }.
+std::string ExampleEncoder::Serialize(size_t reserve_front) {
+  std::sort(entries_.begin(), entries_.end(),
+            [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  std::vector<size_t> list_sizes, entry_sizes;
   size_t features_size = 0;
-  for (const auto& [key, feature] : features_) {
-    size_t entry = 1 + VarintSize(key.size()) + key.size() + 1 + VarintSize(feature.size()) +
-                   feature.size();
-    features_size += 1 + VarintSize(entry) + entry;
+  for (const Entry& e : entries_) {
+    size_t list = ListSize(e);
+    size_t feature = FieldSize(list);
+    size_t entry = FieldSize(e.key.size()) + FieldSize(feature);
+    list_sizes.push_back(list);
+    entry_sizes.push_back(entry);
+    features_size += FieldSize(entry);
   }
-  std::string out;
-  out.reserve(features_size + 8);
-  AppendTag(&out, 1, kLengthDelimited);  // Example.features
-  AppendVarint(&out, features_size);
-  for (const auto& [key, feature] : features_) {
-    size_t entry = 1 + VarintSize(key.size()) + key.size() + 1 + VarintSize(feature.size()) +
-                   feature.size();
-    AppendTag(&out, 1, kLengthDelimited);
-    AppendVarint(&out, entry);
-    AppendLengthDelimited(&out, 1, key);
-    AppendLengthDelimited(&out, 2, feature);
+  std::string out(reserve_front, '\0');
+  out.reserve(reserve_front + FieldSize(features_size) + kRecordFooterSize);
+  AppendHeader(&out, 1, features_size);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    AppendHeader(&out, 1, entry_sizes[i]);
+    AppendHeader(&out, 1, e.key.size());
+    out.append(e.key);
+    AppendHeader(&out, 2, FieldSize(list_sizes[i]));
+    AppendHeader(&out, e.list_field, list_sizes[i]);
+    if (e.list_field == 1) {
+      for (absl::string_view v : e.bytes) {
+        AppendHeader(&out, 1, v.size());
+        out.append(v.data(), v.size());
+      }
+    } else if (!e.packed.empty()) {
+      AppendHeader(&out, 1, e.packed.size());
+      out.append(e.packed);
+    }
   }
-  features_.clear();
+  entries_.clear();
+  return out;
+}
+
+std::string ExampleEncoder::Finish() { return Serialize(0); }
+
+std::string ExampleEncoder::FinishFramed() {
+  std::string out = Serialize(kRecordHeaderSize);
+  const size_t length = out.size() - kRecordHeaderSize;
+  EncodeFixed64(&out[0], length);
+  EncodeFixed32(&out[8], crc32c::Mask(crc32c::Value(out.data(), 8)));
+  char footer[kRecordFooterSize];
+  EncodeFixed32(footer, crc32c::Mask(crc32c::Value(out.data() + kRecordHeaderSize, length)));
+  out.append(footer, sizeof(footer));
   return out;
 }
 

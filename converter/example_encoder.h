@@ -1,20 +1,21 @@
 // ExampleEncoder: writes a serialized tf.train.Example directly in protobuf
 // wire format, with features in sorted key order, so the same features always
 // give the same bytes (protobuf's own map serialization order is unspecified)
-// and no Example object is built on the converter's hot path.
+// and no Example object is built on the converter's hot path. Values are
+// copied once, into the output.
 //
 // Example:
 //   ExampleEncoder e;
-//   e.AddBytes("image", pixels);
+//   e.AddBytes("image", pixels);   // `pixels` must stay alive until Finish
 //   e.AddInt64("label", 3);
-//   std::string record = e.Finish();  // parses as shardfeed.Example
+//   std::string record = e.Finish();          // parses as shardfeed.Example
+//   std::string framed = e2.FinishFramed();   // a whole TFRecord record
 //
 // Not thread-safe; cheap to construct, one per record.
 #ifndef SHARDFEED_CONVERTER_EXAMPLE_ENCODER_H_
 #define SHARDFEED_CONVERTER_EXAMPLE_ENCODER_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ namespace shardfeed {
 
 class ExampleEncoder {
  public:
-  // Each Add replaces an earlier feature of the same key.
+  // Each Add replaces an earlier feature of the same key. Bytes values are
+  // referenced, not copied: they must outlive Finish().
   void AddBytes(absl::string_view key, absl::string_view value);
   void AddBytesList(absl::string_view key, absl::Span<const std::string> values);
   void AddInt64(absl::string_view key, int64_t value);
@@ -34,10 +36,22 @@ class ExampleEncoder {
 
   // The serialized Example. The encoder is empty afterwards.
   std::string Finish();
+  // The Example framed as one TFRecord record (length, masked CRCs): what
+  // RecordWriter::WriteFramedRecord takes. Lets worker threads do the CRCs.
+  std::string FinishFramed();
 
  private:
-  // key → serialized Feature message.
-  std::map<std::string, std::string, std::less<>> features_;
+  struct Entry {
+    std::string key;
+    int list_field;                        // 1 bytes, 2 float, 3 int64
+    std::vector<absl::string_view> bytes;  // bytes values (referenced)
+    std::string packed;                    // packed numbers
+  };
+  Entry& Slot(absl::string_view key, int list_field);
+  size_t ListSize(const Entry& e) const;
+  std::string Serialize(size_t reserve_front);
+
+  std::vector<Entry> entries_;
 };
 
 // Protobuf varint helpers (exposed for the reader's decoder tests).

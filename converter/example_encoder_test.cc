@@ -4,6 +4,8 @@
 
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
+#include "record/crc32c.h"
+#include "record/record_format.h"
 
 namespace shardfeed {
 namespace {
@@ -13,13 +15,16 @@ TEST(ExampleEncoder, ParsesAsTheSameExampleProtobufWouldBuild) {
   for (int trial = 0; trial < 500; ++trial) {
     ExampleEncoder e;
     Example want;
+    std::vector<std::vector<std::string>> storage;  // bytes must outlive Finish
+    storage.reserve(8);
     auto& map = *want.mutable_features()->mutable_feature();
     int n = static_cast<int>(rng() % 6);
     for (int f = 0; f < n; ++f) {
       std::string key = "k" + std::to_string(rng() % 10);
       switch (rng() % 3) {
         case 0: {
-          std::vector<std::string> v(rng() % 4);
+          storage.emplace_back(rng() % 4);
+          std::vector<std::string>& v = storage.back();
           for (auto& s : v) s = std::string(rng() % 300, static_cast<char>(rng()));
           e.AddBytesList(key, v);
           map[key].Clear();
@@ -78,6 +83,28 @@ TEST(Varint, Sizes) {
   std::string s;
   AppendVarint(&s, 300);
   EXPECT_EQ(std::string("\xac\x02", 2), s);
+}
+
+}  // namespace
+}  // namespace shardfeed
+
+namespace shardfeed {
+namespace {
+
+TEST(ExampleEncoder, FramedIsTheRecordTheWriterWouldWrite) {
+  ExampleEncoder a, b;
+  const std::string image(3072, 'x');
+  a.AddBytes("image", image);
+  a.AddInt64("label", 7);
+  b.AddBytes("image", image);
+  b.AddInt64("label", 7);
+  std::string data = a.Finish();
+  std::string framed = b.FinishFramed();
+  ASSERT_EQ(data.size() + 16, framed.size());
+  EXPECT_EQ(data, framed.substr(12, data.size()));
+  EXPECT_EQ(data.size(), DecodeFixed64(framed.data()));
+  EXPECT_EQ(crc32c::Mask(crc32c::Value(data.data(), data.size())),
+            DecodeFixed32(framed.data() + 12 + data.size()));
 }
 
 }  // namespace

@@ -27,14 +27,14 @@ class FilesSource : public Source {
       : items_(std::move(items)), labeled_(labeled) {}
   std::vector<std::string> splits() const override { return {"train"}; }
   size_t num_samples(size_t) const override { return items_.size(); }
-  absl::StatusOr<std::string> BuildExample(size_t, size_t index) const override {
+  absl::StatusOr<std::string> BuildRecord(size_t, size_t index) const override {
     const Item& item = items_[index];
     ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(item.path));
     ExampleEncoder e;
     e.AddBytes("data", bytes);
     e.AddBytes("filename", item.path);
     if (labeled_) e.AddInt64("label", item.label);
-    return e.Finish();
+    return e.FinishFramed();
   }
   std::vector<FeatureSchema> schema() const override {
     std::vector<FeatureSchema> s = {MakeFeature("data", "bytes", 1, "the file's bytes"),

@@ -36,7 +36,7 @@ class ImageFolderSource : public Source {
   std::vector<std::string> splits() const override { return split_names_; }
   size_t num_samples(size_t split) const override { return images_[split].size(); }
 
-  absl::StatusOr<std::string> BuildExample(size_t split, size_t index) const override {
+  absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const override {
     const Image& img = images_[split][index];
     ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(img.path));
     ASSIGN_OR_RETURN(ImageInfo info, ReadImageInfo(bytes, img.path));
@@ -48,7 +48,7 @@ class ImageFolderSource : public Source {
     e.AddBytes("image/filename", img.filename);
     e.AddInt64("image/height", info.height);
     e.AddInt64("image/width", info.width);
-    return e.Finish();
+    return e.FinishFramed();
   }
 
   std::vector<FeatureSchema> schema() const override {

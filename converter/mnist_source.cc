@@ -55,7 +55,7 @@ class MnistSource : public Source {
     return names;
   }
   size_t num_samples(size_t split) const override { return splits_[split].count; }
-  absl::StatusOr<std::string> BuildExample(size_t split, size_t i) const override {
+  absl::StatusOr<std::string> BuildRecord(size_t split, size_t i) const override {
     const Split& s = splits_[split];
     ExampleEncoder e;
     e.AddBytes("image", absl::string_view(s.images).substr(16 + i * 784, 784));
@@ -63,7 +63,7 @@ class MnistSource : public Source {
     e.AddInt64("height", 28);
     e.AddInt64("width", 28);
     e.AddInt64("depth", 1);
-    return e.Finish();
+    return e.FinishFramed();
   }
   std::vector<FeatureSchema> schema() const override {
     return {MakeFeature("image", "bytes", 1, "raw grayscale pixels, 28x28 row-major", "uint8",

@@ -1,7 +1,7 @@
 // Source: a dataset to convert, as numbered samples per split. Each source
 // type (CIFAR, MNIST, image folders, file lists) implements it.
 //
-// Threading: after Open, BuildExample() may be called from many threads at
+// Threading: after Open, BuildRecord() may be called from many threads at
 // once; everything else from one thread.
 #ifndef SHARDFEED_CONVERTER_SOURCE_H_
 #define SHARDFEED_CONVERTER_SOURCE_H_
@@ -29,9 +29,11 @@ class Source {
   // Split names in output order, e.g. {"train", "test"}.
   virtual std::vector<std::string> splits() const = 0;
   virtual size_t num_samples(size_t split) const = 0;
-  // The serialized Example for sample `index` of `split`. Errors name the
-  // input file (and offset where one applies).
-  virtual absl::StatusOr<std::string> BuildExample(size_t split, size_t index) const = 0;
+  // The serialized Example for sample `index` of `split`, framed as a whole
+  // TFRecord record (ExampleEncoder::FinishFramed), so that the CRCs are
+  // computed on the worker threads. Errors name the input file (and offset
+  // where one applies).
+  virtual absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const = 0;
 
   // For the manifest.
   virtual std::vector<FeatureSchema> schema() const = 0;

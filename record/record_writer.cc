@@ -98,6 +98,21 @@ absl::Status RecordWriter::WriteRecord(absl::string_view data) {
   return absl::OkStatus();
 }
 
+absl::Status RecordWriter::WriteFramedRecord(absl::string_view framed) {
+  if (closed_) {
+    return absl::FailedPreconditionError(absl::StrCat(path_, ": writer is closed"));
+  }
+  if (framed.size() < kRecordOverhead ||
+      DecodeFixed64(framed.data()) != framed.size() - kRecordOverhead) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ": framed record's length field disagrees with its size"));
+  }
+  RETURN_IF_ERROR(Emit(framed));
+  index_.push_back({offset_, framed.size()});
+  offset_ += framed.size();
+  return absl::OkStatus();
+}
+
 absl::Status RecordWriter::Emit(absl::string_view bytes) {
   if (buffer_.size() + bytes.size() > options_.buffer_size) {
     RETURN_IF_ERROR(FlushBuffer());

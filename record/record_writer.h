@@ -48,6 +48,10 @@ class RecordWriter {
 
   // Frames and appends one record.
   absl::Status WriteRecord(absl::string_view data);
+  // Appends one record already framed by the caller (length, masked CRC of
+  // the length, data, masked CRC of the data), e.g. on another thread. Only
+  // the length is checked (INVALID_ARGUMENT if it disagrees with the size).
+  absl::Status WriteFramedRecord(absl::string_view framed);
   // Finishes the stream, syncs, and renames the file to its final name.
   absl::Status Close();
 
