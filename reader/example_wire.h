@@ -1,0 +1,72 @@
+// Walks the protobuf wire format of a serialized tf.train.Example without
+// building Example objects: for each feature, its key and a view of its value
+// list. Used by `shardfeed check` (schema) and the reader's decoder (values
+// straight into batch slots).
+//
+// Accepts everything protobuf's own parser accepts for Example: packed and
+// unpacked numeric lists, map entries with key and value in either order (or
+// missing: empty key / empty Feature), unknown fields anywhere (skipped), and
+// duplicate keys (the visitor sees both, in order; callers let the last one
+// win, as protobuf does). Malformed wire data is INVALID_ARGUMENT.
+// Views point into the input bytes. Thread-compatible (no shared state).
+#ifndef SHARDFEED_READER_EXAMPLE_WIRE_H_
+#define SHARDFEED_READER_EXAMPLE_WIRE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace shardfeed {
+
+enum class FeatureKind { kNone = 0, kBytes = 1, kFloat = 2, kInt64 = 3 };
+
+const char* FeatureKindName(FeatureKind kind);
+
+struct FeatureView {
+  FeatureKind kind = FeatureKind::kNone;
+  // The BytesList / FloatList / Int64List message (its fields), when the
+  // Feature's chosen list occurs more than once the last one wins for the
+  // kind, and protobuf merges lists of the same kind: `lists` holds each
+  // occurrence of the last kind seen, in order.
+  std::vector<absl::string_view> lists;
+};
+
+// Calls visit(key, feature) for every map entry of Example.features.
+absl::Status WalkExample(absl::string_view example,
+                         const std::function<absl::Status(absl::string_view,
+                                                          const FeatureView&)>& visit);
+
+// The number of values in a feature's list(s); INVALID_ARGUMENT on bad wire
+// data.
+absl::Status CountValues(const FeatureView& f, int64_t* count, int64_t* bytes_total);
+
+// Decoders for one list kind, appending to `out` (merging all occurrences).
+absl::Status DecodeInt64s(const FeatureView& f, std::vector<int64_t>* out);
+absl::Status DecodeFloats(const FeatureView& f, std::vector<float>* out);
+absl::Status DecodeBytes(const FeatureView& f, std::vector<absl::string_view>* out);
+
+// Low-level reader of protobuf wire data, exposed for the decoder.
+class WireReader {
+ public:
+  explicit WireReader(absl::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
+  bool done() const { return p_ >= end_; }
+  // Reads a tag; false on malformed data.
+  bool ReadTag(uint32_t* field, uint32_t* wire_type);
+  bool ReadVarint(uint64_t* v);
+  bool ReadLengthDelimited(absl::string_view* v);
+  bool ReadFixed32(uint32_t* v);
+  // Skips a field of the given wire type.
+  bool Skip(uint32_t wire_type);
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_READER_EXAMPLE_WIRE_H_
