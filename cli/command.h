@@ -23,6 +23,7 @@ int ReportError(const std::string& command, const absl::Status& status);
 
 // Each takes the arguments after the subcommand name.
 int RunCat(int argc, char** argv);
+int RunCheck(int argc, char** argv);
 int RunConvert(int argc, char** argv);
 int RunCopy(int argc, char** argv);
 int RunIndex(int argc, char** argv);

@@ -1,0 +1,486 @@
+#include "check/check.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "check/schema.h"
+#include "converter/file_list.h"
+#include "record/crc32c.h"
+#include "record/errors.h"
+#include "record/file.h"
+#include "record/index.h"
+#include "record/input_stream.h"
+#include "record/record_format.h"
+#include "record/record_reader.h"
+#include "record/record_scanner.h"
+#include "record/record_writer.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+bool IsShardName(absl::string_view name) {
+  return (absl::StrContains(name, ".tfrecord")) && !absl::EndsWith(name, ".index") &&
+         !absl::StrContains(name, ".tmp-") && !absl::StrContains(name, ".partial") &&
+         !absl::StartsWith(name, ".");
+}
+
+std::string Basename(const std::string& p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+std::string Dirname(const std::string& p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+struct Inputs {
+  std::vector<std::string> shards;
+  bool has_manifest = false;
+  Manifest manifest;
+  std::string manifest_path;
+  std::map<std::string, ShardInfo> listed;  // shard path → manifest entry
+  std::vector<CheckProblem> problems;
+};
+
+absl::Status LoadManifest(const std::string& path, Inputs* in) {
+  ASSIGN_OR_RETURN(std::string json, ReadFileToString(path));
+  in->manifest_path = path;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto parsed = google::protobuf::util::JsonStringToMessage(json, &in->manifest, options);
+  const std::string dir = Dirname(path);
+  std::set<std::string> listed_names;
+  if (!parsed.ok()) {
+    in->problems.push_back({path, -1, absl::StrCat("not a valid manifest: ", parsed.ToString())});
+  } else {
+    in->has_manifest = true;
+    for (const ShardInfo& s : in->manifest.shards()) {
+      std::string shard = absl::StrCat(dir, "/", s.file());
+      listed_names.insert(s.file());
+      if (!PathExists(shard)) {
+        in->problems.push_back({path, -1, absl::StrCat("lists shard ", s.file(), ", which is missing")});
+        continue;
+      }
+      in->listed[shard] = s;
+      in->shards.push_back(shard);
+    }
+  }
+  ASSIGN_OR_RETURN(DirEntries entries, ListDir(dir));
+  for (const std::string& f : entries.files) {
+    if (!IsShardName(f) || listed_names.count(f)) continue;
+    std::string shard = absl::StrCat(dir, "/", f);
+    in->problems.push_back({shard, -1, "shard present but not listed in manifest.json"});
+    if (!parsed.ok()) in->shards.push_back(shard);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Inputs> ExpandInputs(const std::vector<std::string>& paths) {
+  Inputs in;
+  for (const std::string& p : paths) {
+    if (p.find_first_of("*?[") != std::string::npos) {
+      ASSIGN_OR_RETURN(std::vector<std::string> matches, Glob(p));
+      for (auto& m : matches) {
+        if (!absl::EndsWith(m, ".index")) in.shards.push_back(m);
+      }
+    } else if (Basename(p) == "manifest.json") {
+      RETURN_IF_ERROR(LoadManifest(p, &in));
+    } else if (IsDirectory(p)) {
+      std::string manifest = absl::StrCat(p, "/manifest.json");
+      if (PathExists(manifest)) {
+        RETURN_IF_ERROR(LoadManifest(manifest, &in));
+        continue;
+      }
+      ASSIGN_OR_RETURN(DirEntries entries, ListDir(p));
+      size_t before = in.shards.size();
+      for (const std::string& f : entries.files) {
+        if (IsShardName(f)) in.shards.push_back(absl::StrCat(p, "/", f));
+      }
+      if (in.shards.size() == before) {
+        return absl::InvalidArgumentError(absl::StrCat(p, ": no shards (*.tfrecord*) here"));
+      }
+    } else if (PathExists(p)) {
+      in.shards.push_back(p);
+    } else {
+      return absl::NotFoundError(absl::StrCat(p, ": no such file or directory"));
+    }
+  }
+  if (in.shards.empty() && in.problems.empty()) {
+    return absl::InvalidArgumentError("nothing to check");
+  }
+  return in;
+}
+
+// The whole decompressed stream (or the prefix before a decompression error,
+// which is returned in *stream_error).
+absl::StatusOr<std::string> LoadStream(const std::string& path, Compression compression,
+                                       absl::Status* stream_error) {
+  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
+  auto in = MakeInputStream(std::move(file), compression);
+  std::string out;
+  std::string buf(1 << 20, '\0');
+  for (;;) {
+    auto n = in->Read(buf.data(), buf.size());
+    if (!n.ok()) {
+      *stream_error = n.status();
+      break;
+    }
+    if (*n == 0) break;
+    out.append(buf.data(), *n);
+  }
+  return out;
+}
+
+absl::StatusOr<uint32_t> FileCrc32c(const std::string& path) {
+  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
+  std::string buf(1 << 20, '\0');
+  uint32_t crc = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(size_t n, file->Read(buf.data(), buf.size()));
+    if (n == 0) break;
+    crc = crc32c::Extend(crc, buf.data(), n);
+  }
+  return crc;
+}
+
+// "path:123: what" → what (the reader's messages carry the location).
+std::string StripLocation(const std::string& message, const std::string& path) {
+  if (absl::StartsWith(message, path + ":")) {
+    size_t colon = message.find(": ", path.size() + 1);
+    if (colon != std::string::npos) return message.substr(colon + 2);
+  }
+  return message;
+}
+
+class ShardChecker {
+ public:
+  ShardChecker(const std::string& path, const Schema& schema, const ShardInfo* listed,
+               bool require_index, const CheckOptions& o)
+      : path_(path), schema_(schema), listed_(listed), require_index_(require_index), o_(o) {
+    result_.path = path;
+  }
+
+  absl::Status Run() {
+    ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path_));
+    result_.bytes = reader->file_size();
+    compression_ = reader->compression();
+    absl::string_view record;
+    for (;;) {
+      absl::Status s = reader->ReadRecord(&record);
+      if (absl::IsOutOfRange(s)) break;
+      if (absl::IsDataLoss(s)) {
+        result_.damaged = true;
+        break;
+      }
+      RETURN_IF_ERROR(s);
+      entries_.push_back({reader->last_record_offset(), reader->offset() - reader->last_record_offset()});
+      CheckSchema(record, reader->last_record_offset());
+    }
+    if (result_.damaged) RETURN_IF_ERROR(Rescan());
+    result_.records = static_cast<int64_t>(entries_.size());
+    CheckIndex();
+    RETURN_IF_ERROR(CheckListed());
+    return absl::OkStatus();
+  }
+
+  ShardResult& result() { return result_; }
+  std::vector<CheckProblem>& problems() { return problems_; }
+
+ private:
+  void Add(int64_t offset, std::string what) { problems_.push_back({path_, offset, std::move(what)}); }
+
+  void CheckSchema(absl::string_view record, uint64_t offset) {
+    if (o_.raw) return;
+    std::string problem = SchemaProblem(record, schema_);
+    if (problem.empty()) return;
+    if (schema_problems_++ < o_.max_problems_per_shard) {
+      Add(static_cast<int64_t>(offset), problem);
+    } else if (schema_problems_ == o_.max_problems_per_shard + 1) {
+      Add(-1, "more schema problems in this shard are not listed");
+    }
+  }
+
+  // The shard is damaged: walk the whole stream with the resynchronizing
+  // scanner, reporting every damaged region, and salvage if asked.
+  absl::Status Rescan() {
+    absl::Status stream_error;
+    ASSIGN_OR_RETURN(std::string data, LoadStream(path_, compression_, &stream_error));
+    entries_.clear();
+    schema_problems_ = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> dropped;
+    std::vector<std::string> good;
+    RecordScanner scanner(data);
+    ScannedRecord r;
+    SkippedRegion skip;
+    bool had_skip;
+    for (;;) {
+      bool more = scanner.Next(&r, &skip, &had_skip);
+      if (had_skip) {
+        dropped.emplace_back(skip.begin, skip.end);
+        Add(static_cast<int64_t>(skip.begin),
+            absl::StrCat(skip.reason, "; ", skip.end - skip.begin, " bytes [", skip.begin, ", ",
+                         skip.end, ") skipped", skip.end < data.size() ? " to the next valid record"
+                                                                       : " to the end"));
+      }
+      if (!more) break;
+      entries_.push_back({r.offset, kRecordOverhead + r.data.size()});
+      CheckSchema(r.data, r.offset);
+      if (!o_.salvage_dir.empty()) good.emplace_back(r.data);
+    }
+    if (!stream_error.ok()) {
+      Add(-1, absl::StrCat(StripLocation(std::string(stream_error.message()), path_),
+                           " (compressed offset; the rest of the file is unreadable)"));
+    }
+    if (!o_.salvage_dir.empty()) RETURN_IF_ERROR(Salvage(good, dropped));
+    return absl::OkStatus();
+  }
+
+  absl::Status Salvage(const std::vector<std::string>& good,
+                       const std::vector<std::pair<uint64_t, uint64_t>>& dropped) {
+    SalvageResult& s = result_.salvage;
+    s.output = absl::StrCat(o_.salvage_dir, "/", Basename(path_));
+    RecordWriterOptions wo;
+    wo.compression = compression_;
+    wo.overwrite = o_.overwrite;
+    ASSIGN_OR_RETURN(auto writer, RecordWriter::Create(s.output, wo));
+    for (const std::string& r : good) RETURN_IF_ERROR(writer->WriteRecord(r));
+    std::vector<IndexEntry> index = writer->index();
+    RETURN_IF_ERROR(writer->Close());
+    RETURN_IF_ERROR(WriteIndexFile(IndexPathFor(s.output), index));
+    s.records_kept = static_cast<int64_t>(good.size());
+    s.regions_dropped = static_cast<int64_t>(dropped.size());
+    s.dropped_ranges = dropped;
+    int64_t expected = listed_ ? listed_->records() : -1;
+    if (expected < 0) {
+      auto idx = ReadIndexFile(IndexPathFor(path_));
+      if (idx.ok()) expected = static_cast<int64_t>(idx->size());
+    }
+    if (expected >= 0) s.records_dropped = expected - s.records_kept;
+    result_.salvaged = true;
+    return absl::OkStatus();
+  }
+
+  void CheckIndex() {
+    const std::string index_path = IndexPathFor(path_);
+    if (!PathExists(index_path)) {
+      if (require_index_) Add(-1, absl::StrCat("no index file (", Basename(index_path), ")"));
+      return;
+    }
+    auto index = ReadIndexFile(index_path);
+    if (!index.ok()) {
+      problems_.push_back({index_path, -1, StripLocation(std::string(index.status().message()), index_path)});
+      return;
+    }
+    if (result_.damaged) return;  // the framing problems say it all
+    for (size_t i = 0; i < std::min(index->size(), entries_.size()); ++i) {
+      if (!((*index)[i] == entries_[i])) {
+        problems_.push_back({index_path, -1,
+                             absl::StrCat("stale or wrong: line ", i + 1, " says offset ",
+                                          (*index)[i].offset, " size ", (*index)[i].size,
+                                          ", the record is at ", entries_[i].offset, " size ",
+                                          entries_[i].size)});
+        return;
+      }
+    }
+    if (index->size() != entries_.size()) {
+      problems_.push_back({index_path, -1,
+                           absl::StrCat("stale: lists ", index->size(), " records, the shard holds ",
+                                        entries_.size())});
+    }
+  }
+
+  absl::Status CheckListed() {
+    if (listed_ == nullptr) return absl::OkStatus();
+    if (listed_->records() != result_.records) {
+      Add(-1, absl::StrCat("holds ", result_.records, " records, the manifest says ",
+                           listed_->records()));
+    }
+    if (static_cast<uint64_t>(listed_->bytes()) != result_.bytes) {
+      Add(-1, absl::StrCat("is ", result_.bytes, " bytes, the manifest says ", listed_->bytes()));
+    }
+    if (!listed_->crc32c().empty()) {
+      ASSIGN_OR_RETURN(uint32_t crc, FileCrc32c(path_));
+      std::string hex = absl::StrFormat("%08x", crc);
+      if (hex != listed_->crc32c()) {
+        Add(-1, absl::StrCat("checksum ", hex, " differs from the manifest's ", listed_->crc32c()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const std::string path_;
+  const Schema& schema_;
+  const ShardInfo* listed_;
+  bool require_index_;
+  const CheckOptions& o_;
+  Compression compression_ = Compression::kNone;
+  ShardResult result_;
+  std::vector<CheckProblem> problems_;
+  std::vector<IndexEntry> entries_;
+  int schema_problems_ = 0;
+};
+
+Schema SampleSchema(const std::string& shard) {
+  std::vector<std::string> sample;
+  auto reader = RecordReader::Open(shard);
+  if (!reader.ok()) return {};
+  absl::string_view r;
+  while (sample.size() < 100 && (*reader)->ReadRecord(&r).ok()) sample.emplace_back(r);
+  return InferSchema(sample);
+}
+
+std::string JsonEscape(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const CheckOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Inputs in, ExpandInputs(paths));
+  std::sort(in.shards.begin(), in.shards.end());
+  in.shards.erase(std::unique(in.shards.begin(), in.shards.end()), in.shards.end());
+  if (!o.salvage_dir.empty()) {
+    ::mkdir(o.salvage_dir.c_str(), 0755);
+    if (!IsDirectory(o.salvage_dir)) {
+      return absl::InvalidArgumentError(absl::StrCat(o.salvage_dir, ": cannot create the salvage folder"));
+    }
+  }
+  // Shards listed in the manifest follow its schema; any others (given
+  // beside it) are compared with the first of them.
+  Schema manifest_schema, other_schema;
+  if (!o.raw) {
+    if (in.has_manifest) manifest_schema = SchemaFromManifest(in.manifest);
+    for (const auto& s : in.shards) {
+      if (in.listed.count(s)) continue;
+      other_schema = SampleSchema(s);
+      break;
+    }
+  }
+  uint64_t total_bytes = 0;
+  for (const auto& s : in.shards) {
+    struct stat st;
+    if (::stat(s.c_str(), &st) == 0) total_bytes += static_cast<uint64_t>(st.st_size);
+  }
+
+  CheckReport report;
+  report.manifest = in.manifest_path;
+  report.problems = std::move(in.problems);
+  report.shards.resize(in.shards.size());
+  std::vector<std::vector<CheckProblem>> shard_problems(in.shards.size());
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> bytes_done{0};
+  std::mutex mu;
+  absl::Status first_error;
+  const int threads = std::max<int>(
+      1, std::min<int>(o.threads > 0 ? o.threads : std::thread::hardware_concurrency(),
+                       static_cast<int>(in.shards.size())));
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < in.shards.size();) {
+      auto it = in.listed.find(in.shards[i]);
+      const bool listed = it != in.listed.end();
+      ShardChecker checker(in.shards[i], listed ? manifest_schema : other_schema,
+                           listed ? &it->second : nullptr,
+                           /*require_index=*/in.has_manifest, o);
+      absl::Status s = checker.Run();
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = s;
+        continue;
+      }
+      report.shards[i] = std::move(checker.result());
+      shard_problems[i] = std::move(checker.problems());
+      uint64_t done = bytes_done.fetch_add(report.shards[i].bytes) + report.shards[i].bytes;
+      std::lock_guard<std::mutex> lock(mu);
+      o.progress(done, total_bytes);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  RETURN_IF_ERROR(first_error);
+
+  for (size_t i = 0; i < report.shards.size(); ++i) {
+    report.records += report.shards[i].records;
+    report.bytes += report.shards[i].bytes;
+    for (auto& p : shard_problems[i]) report.problems.push_back(std::move(p));
+  }
+  std::stable_sort(report.problems.begin(), report.problems.end(),
+                   [](const CheckProblem& a, const CheckProblem& b) {
+                     return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
+                   });
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::string FormatProblem(const CheckProblem& p) {
+  if (p.offset < 0) return absl::StrCat(p.file, ": ", p.what);
+  return absl::StrCat(p.file, ":", p.offset, ": ", p.what);
+}
+
+std::string ReportToJson(const CheckReport& r) {
+  std::string problems, shards;
+  for (const auto& p : r.problems) {
+    absl::StrAppend(&problems, problems.empty() ? "" : ",",
+                    absl::StrFormat(R"({"file":"%s","offset":%d,"what":"%s","line":"%s"})",
+                                    JsonEscape(p.file), p.offset, JsonEscape(p.what),
+                                    JsonEscape(FormatProblem(p))));
+  }
+  for (const auto& s : r.shards) {
+    std::string salvage = "null";
+    if (s.salvaged) {
+      std::string ranges;
+      for (auto [b, e] : s.salvage.dropped_ranges) {
+        absl::StrAppend(&ranges, ranges.empty() ? "" : ",", "[", b, ",", e, "]");
+      }
+      salvage = absl::StrFormat(
+          R"({"output":"%s","records_kept":%d,"records_dropped":%d,"regions_dropped":%d,"dropped_ranges":[%s]})",
+          JsonEscape(s.salvage.output), s.salvage.records_kept, s.salvage.records_dropped,
+          s.salvage.regions_dropped, ranges);
+    }
+    absl::StrAppend(&shards, shards.empty() ? "" : ",",
+                    absl::StrFormat(R"({"file":"%s","records":%d,"bytes":%d,"damaged":%s,"salvage":%s})",
+                                    JsonEscape(s.path), s.records, s.bytes,
+                                    s.damaged ? "true" : "false", salvage));
+  }
+  return absl::StrFormat(
+      R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":"%s","problems":[%s],"shard_results":[%s]})",
+      r.problems.empty() ? "true" : "false", r.shards.size(), r.records, r.bytes, r.seconds,
+      r.bytes / 1e6 / std::max(r.seconds, 1e-9), JsonEscape(r.manifest), problems, shards);
+}
+
+}  // namespace shardfeed

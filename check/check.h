@@ -1,0 +1,80 @@
+// Check: verifies shards, their index files and the dataset manifest, and
+// optionally salvages the good records of damaged shards.
+//
+// Per shard: framing and both CRCs of every record, a clean end (a truncated
+// tail is a problem, not the end of data), decompression errors, that every
+// record is an Example matching the dataset's schema (unless raw), and the
+// .index file. Per dataset (a manifest.json or a folder holding one): every
+// listed shard present with its record count, size and checksum, and no
+// unlisted shards. Shards are checked in parallel, one thread per shard.
+//
+// Problems are data, not errors: Check() fails only for usage or I/O errors
+// (a path that does not exist). Nothing is ever modified in place.
+#ifndef SHARDFEED_CHECK_CHECK_H_
+#define SHARDFEED_CHECK_CHECK_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace shardfeed {
+
+struct CheckOptions {
+  bool raw = false;      // do not parse records as Examples
+  int threads = 0;       // 0: one per core
+  // Report at most this many schema problems per shard (then a count).
+  int max_problems_per_shard = 20;
+  // If set: write the good records of every damaged shard to this folder,
+  // under the same names, with index files.
+  std::string salvage_dir;
+  bool overwrite = false;  // for salvage output
+  std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress =
+      [](uint64_t, uint64_t) {};
+};
+
+struct CheckProblem {
+  std::string file;
+  int64_t offset = -1;  // -1: the problem is about the file as a whole
+  std::string what;
+};
+
+struct SalvageResult {
+  std::string output;       // the salvaged shard
+  int64_t records_kept = 0;
+  int64_t records_dropped = -1;  // -1 when unknown (no index or manifest count)
+  int64_t regions_dropped = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> dropped_ranges;  // [begin, end)
+};
+
+struct ShardResult {
+  std::string path;
+  int64_t records = 0;
+  uint64_t bytes = 0;  // on disk
+  bool damaged = false;  // framing, CRC or compression problems
+  bool salvaged = false;
+  SalvageResult salvage;
+};
+
+struct CheckReport {
+  std::vector<ShardResult> shards;
+  std::vector<CheckProblem> problems;  // sorted by file, then offset
+  int64_t records = 0;
+  uint64_t bytes = 0;
+  double seconds = 0;
+  std::string manifest;  // path, if one was checked
+};
+
+absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths,
+                                  const CheckOptions& options);
+
+// "FILE:OFFSET: what" (or "FILE: what").
+std::string FormatProblem(const CheckProblem& p);
+// The report as one JSON document.
+std::string ReportToJson(const CheckReport& report);
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_CHECK_CHECK_H_

@@ -1,0 +1,108 @@
+#include "check/schema.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace shardfeed {
+namespace {
+
+FeatureKind KindFromName(const std::string& name) {
+  if (name == "bytes") return FeatureKind::kBytes;
+  if (name == "float") return FeatureKind::kFloat;
+  if (name == "int64") return FeatureKind::kInt64;
+  return FeatureKind::kNone;
+}
+
+struct Observed {
+  FeatureKind kind;
+  int64_t count;
+  int64_t byte_length;  // of the single bytes value, else -1
+};
+
+absl::StatusOr<std::map<std::string, Observed, std::less<>>> Observe(absl::string_view record) {
+  std::map<std::string, Observed, std::less<>> out;
+  absl::Status s = WalkExample(record, [&](absl::string_view key, const FeatureView& f) {
+    int64_t count = 0, bytes = 0;
+    absl::Status st = CountValues(f, &count, &bytes);
+    if (!st.ok()) return st;
+    out[std::string(key)] = {f.kind, count, f.kind == FeatureKind::kBytes && count == 1 ? bytes : -1};
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+}  // namespace
+
+Schema SchemaFromManifest(const Manifest& manifest) {
+  Schema schema;
+  for (const FeatureSchema& f : manifest.features()) {
+    FeatureRule rule;
+    rule.kind = KindFromName(f.kind());
+    rule.count = f.length() > 0 ? f.length() : -1;
+    if (f.dtype() == "uint8" && f.shape_size() > 0 && rule.count == 1) {
+      int64_t n = 1;
+      for (int64_t d : f.shape()) n *= d;
+      rule.byte_length = n;
+    }
+    schema[f.name()] = rule;
+  }
+  return schema;
+}
+
+Schema InferSchema(const std::vector<std::string>& sample) {
+  Schema schema;
+  bool first = true;
+  for (const std::string& record : sample) {
+    auto observed = Observe(record);
+    if (!observed.ok() || observed->empty()) continue;
+    if (first) {
+      for (const auto& [key, o] : *observed) schema[key] = {o.kind, o.count, o.byte_length};
+      first = false;
+      continue;
+    }
+    for (auto& [key, rule] : schema) {
+      auto it = observed->find(key);
+      if (it == observed->end()) continue;
+      if (rule.kind == FeatureKind::kNone) rule.kind = it->second.kind;
+      if (it->second.kind == FeatureKind::kNone) continue;  // an empty Feature: a missing value
+      if (rule.count != it->second.count) rule.count = -1;
+      if (rule.byte_length != it->second.byte_length) rule.byte_length = -1;
+    }
+  }
+  return schema;
+}
+
+std::string SchemaProblem(absl::string_view record, const Schema& schema) {
+  auto observed = Observe(record);
+  if (!observed.ok()) {
+    return absl::StrCat("not an Example: ", observed.status().message());
+  }
+  if (schema.empty()) return "";
+  std::vector<std::string> problems;
+  for (const auto& [key, rule] : schema) {
+    auto it = observed->find(key);
+    if (it == observed->end()) {
+      problems.push_back(absl::StrCat("missing feature '", key, "'"));
+      continue;
+    }
+    const Observed& o = it->second;
+    if (o.kind == FeatureKind::kNone) continue;  // an empty Feature: a missing value
+    if (rule.kind != FeatureKind::kNone && o.kind != rule.kind) {
+      problems.push_back(absl::StrCat("feature '", key, "' is ", FeatureKindName(o.kind),
+                                      ", expected ", FeatureKindName(rule.kind)));
+    } else if (rule.count >= 0 && o.count != rule.count) {
+      problems.push_back(absl::StrCat("feature '", key, "' has ", o.count, " values, expected ",
+                                      rule.count));
+    } else if (rule.byte_length >= 0 && o.byte_length != rule.byte_length) {
+      problems.push_back(absl::StrCat("feature '", key, "' is ", o.byte_length,
+                                      " bytes long, expected ", rule.byte_length));
+    }
+  }
+  for (const auto& [key, o] : *observed) {
+    if (!schema.count(key)) problems.push_back(absl::StrCat("unexpected feature '", key, "'"));
+  }
+  return absl::StrJoin(problems, "; ");
+}
+
+}  // namespace shardfeed

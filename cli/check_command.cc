@@ -1,0 +1,84 @@
+// shardfeed check: "can I start a week-long run on these shards?"
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "check/check.h"
+#include "cli/command.h"
+#include "cli/flags.h"
+#include "cli/progress.h"
+
+namespace shardfeed::cli {
+
+int RunCheck(int argc, char** argv) {
+  FlagParser flags(
+      "shardfeed check [flags] PATH...",
+      "Verifies TFRecord shards. PATH is a shard, a glob, a directory or a\n"
+      "manifest.json (a directory holding manifest.json is checked as a dataset).\n\n"
+      "Checks the framing and both CRCs of every record, a clean end of file (a\n"
+      "truncated tail is reported, not taken for the end), decompression, that\n"
+      "every record is an Example with the dataset's schema (feature keys, kinds\n"
+      "and fixed lengths; from the manifest, or inferred from the first records),\n"
+      "each shard's .index, and the manifest (every listed shard present with its\n"
+      "record count, size and checksum; no unlisted shards).\n\n"
+      "Prints one line per problem as FILE:OFFSET: what is wrong, then a summary.\n"
+      "With --salvage OUTDIR, the good records of damaged shards are written to\n"
+      "new shards of the same names in OUTDIR; nothing is modified in place.");
+  bool raw = false, json = false, overwrite = false, quiet = false;
+  int64_t threads = 0;
+  std::string salvage;
+  flags.AddBool("raw", &raw, "do not parse records as Examples (framing and CRCs only)");
+  flags.AddBool("json", &json, "print the report as one JSON document on stdout");
+  flags.AddString("salvage", &salvage, "write the good records of damaged shards here", "OUTDIR");
+  flags.AddBool("overwrite", &overwrite, "let --salvage replace files in OUTDIR");
+  flags.AddInt("threads", &threads, "shards checked in parallel (0: one per core)");
+  flags.AddBool("quiet", &quiet, "print only problems (no summary)");
+  std::vector<std::string> paths;
+  if (absl::Status s = flags.Parse(argc, argv, &paths); !s.ok()) return ReportError("check", s);
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (paths.empty()) {
+    return ReportError("check", absl::InvalidArgumentError("no PATH given (see --help)"));
+  }
+  CheckOptions o;
+  o.raw = raw;
+  o.threads = static_cast<int>(threads);
+  o.salvage_dir = salvage;
+  o.overwrite = overwrite;
+  ProgressLine line;
+  o.progress = [&line](uint64_t done, uint64_t total) { line.Update("check", done, total, done); };
+  auto report = Check(paths, o);
+  line.Finish();
+  if (!report.ok()) return ReportError("check", report.status());
+  if (json) {
+    std::printf("%s\n", ReportToJson(*report).c_str());
+  } else {
+    for (const auto& p : report->problems) std::printf("%s\n", FormatProblem(p).c_str());
+    for (const auto& s : report->shards) {
+      if (!s.salvaged) continue;
+      std::string ranges;
+      for (auto [b, e] : s.salvage.dropped_ranges) ranges += absl::StrFormat(" [%d, %d)", b, e);
+      std::printf("salvaged %s -> %s: kept %lld records, dropped %s records in %lld regions:%s\n",
+                  s.path.c_str(), s.salvage.output.c_str(),
+                  static_cast<long long>(s.salvage.records_kept),
+                  s.salvage.records_dropped >= 0 ? std::to_string(s.salvage.records_dropped).c_str()
+                                                 : "an unknown number of",
+                  static_cast<long long>(s.salvage.regions_dropped), ranges.c_str());
+    }
+    if (!quiet) {
+      std::printf("%-8s %10s %12s %10s %9s\n", "shards", "records", "bytes", "MB/s", "problems");
+      std::printf("%-8zu %10lld %12llu %10.1f %9zu\n", report->shards.size(),
+                  static_cast<long long>(report->records),
+                  static_cast<unsigned long long>(report->bytes),
+                  report->bytes / 1e6 / std::max(report->seconds, 1e-9), report->problems.size());
+      std::printf("%s\n", report->problems.empty() ? "OK: no problems found"
+                                                   : "PROBLEMS FOUND: do not train on these shards as they are");
+    }
+  }
+  return report->problems.empty() ? kExitOk : kExitDataProblem;
+}
+
+}  // namespace shardfeed::cli
