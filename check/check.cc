@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "check/schema.h"
 #include "converter/file_list.h"
 #include "record/crc32c.h"
@@ -53,33 +54,34 @@ bool IsDirectory(const std::string& p) {
 
 struct Inputs {
   std::vector<std::string> shards;
-  bool has_manifest = false;
-  Manifest manifest;
-  std::string manifest_path;
-  std::map<std::string, ShardInfo> listed;  // shard path → manifest entry
+  std::vector<Manifest> manifests;
+  std::vector<std::string> manifest_paths;
+  // shard path → its manifest entry and the index of its manifest
+  std::map<std::string, std::pair<ShardInfo, size_t>> listed;
   std::vector<CheckProblem> problems;
 };
 
 absl::Status LoadManifest(const std::string& path, Inputs* in) {
   ASSIGN_OR_RETURN(std::string json, ReadFileToString(path));
-  in->manifest_path = path;
+  in->manifest_paths.push_back(path);
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  auto parsed = google::protobuf::util::JsonStringToMessage(json, &in->manifest, options);
+  Manifest manifest;
+  auto parsed = google::protobuf::util::JsonStringToMessage(json, &manifest, options);
   const std::string dir = Dirname(path);
   std::set<std::string> listed_names;
   if (!parsed.ok()) {
     in->problems.push_back({path, -1, absl::StrCat("not a valid manifest: ", parsed.ToString())});
   } else {
-    in->has_manifest = true;
-    for (const ShardInfo& s : in->manifest.shards()) {
+    in->manifests.push_back(manifest);
+    for (const ShardInfo& s : manifest.shards()) {
       std::string shard = absl::StrCat(dir, "/", s.file());
       listed_names.insert(s.file());
       if (!PathExists(shard)) {
         in->problems.push_back({path, -1, absl::StrCat("lists shard ", s.file(), ", which is missing")});
         continue;
       }
-      in->listed[shard] = s;
+      in->listed[shard] = {s, in->manifests.size() - 1};
       in->shards.push_back(shard);
     }
   }
@@ -381,9 +383,10 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   }
   // Shards listed in the manifest follow its schema; any others (given
   // beside it) are compared with the first of them.
-  Schema manifest_schema, other_schema;
+  std::vector<Schema> manifest_schemas;
+  Schema other_schema;
+  for (const Manifest& m : in.manifests) manifest_schemas.push_back(SchemaFromManifest(m));
   if (!o.raw) {
-    if (in.has_manifest) manifest_schema = SchemaFromManifest(in.manifest);
     for (const auto& s : in.shards) {
       if (in.listed.count(s)) continue;
       other_schema = SampleSchema(s);
@@ -397,7 +400,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   }
 
   CheckReport report;
-  report.manifest = in.manifest_path;
+  report.manifest = absl::StrJoin(in.manifest_paths, " ");
   report.problems = std::move(in.problems);
   report.shards.resize(in.shards.size());
   std::vector<std::vector<CheckProblem>> shard_problems(in.shards.size());
@@ -412,9 +415,9 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
     for (size_t i; (i = next.fetch_add(1)) < in.shards.size();) {
       auto it = in.listed.find(in.shards[i]);
       const bool listed = it != in.listed.end();
-      ShardChecker checker(in.shards[i], listed ? manifest_schema : other_schema,
-                           listed ? &it->second : nullptr,
-                           /*require_index=*/in.has_manifest, o);
+      ShardChecker checker(in.shards[i],
+                           listed ? manifest_schemas[it->second.second] : other_schema,
+                           listed ? &it->second.first : nullptr, /*require_index=*/listed, o);
       absl::Status s = checker.Run();
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# End-to-end tests of `shardfeed check`: every single-byte corruption of a
+# small shard is reported at the right record; truncation at every offset;
+# bad length CRC; trailing garbage; stale index; manifest with a missing,
+# extra or altered shard; gzip corruption; schema deviations; salvage keeps
+# every record outside the damaged ones; JSON output and exit codes.
+set -u
+ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
+SF="$ROOT/cli/shardfeed"
+FX="$ROOT/testdata"
+TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/check.XXXXXX")"
+passed=0
+failed=0
+check() {
+  local name="$1"; shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
+}
+exit_code() { "$@" >"$TMP/last.out" 2>"$TMP/last.err"; echo $?; }
+poke() { printf "\\x$(printf %02x "$3")" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null; }
+byte_at() { od -An -tu1 -j "$2" -N1 "$1" | tr -d ' '; }
+
+SINGLES="$FX/interop/pwnall_singles.tfrecords"  # records at 0, 40, 85; 130 bytes
+check "clean shard exits 0" test "$(exit_code "$SF" check "$FX/interop/tfx_cifar10_test_tiny.tfrecord")" -eq 0
+check "clean summary" grep -q "OK: no problems found" "$TMP/last.out"
+check "clean framing exits 0" test "$(exit_code "$SF" check --raw "$SINGLES")" -eq 0
+# pwnall_singles really holds three different feature sets.
+check "inconsistent schema exits 1" test "$(exit_code "$SF" check "$SINGLES")" -eq 1
+check "inconsistent schema named" grep -q "pwnall_singles.tfrecords:40: missing feature 'int_feature'; unexpected feature 'float_feature'" "$TMP/last.out"
+
+# Every single-byte corruption: exit 1, reported at the damaged record.
+bad_flip=0
+for i in $(seq 0 129); do
+  cp "$SINGLES" "$TMP/flip.tfrecord"
+  poke "$TMP/flip.tfrecord" "$i" $(( $(byte_at "$SINGLES" "$i") ^ 0x41 ))
+  rec=0; [ "$i" -ge 40 ] && rec=40; [ "$i" -ge 85 ] && rec=85
+  rc=$(exit_code "$SF" check --raw --quiet "$TMP/flip.tfrecord")
+  if [ "$rc" -ne 1 ] || ! grep -q "^$TMP/flip.tfrecord:$rec: " "$TMP/last.out"; then
+    echo "byte $i: rc=$rc $(head -1 "$TMP/last.out")"; bad_flip=$((bad_flip + 1))
+  fi
+done
+check "every flipped byte reported at its record" test "$bad_flip" -eq 0
+
+# Truncation at every offset: clean only at record boundaries.
+bad_cut=0
+for n in $(seq 1 129); do
+  head -c "$n" "$SINGLES" >"$TMP/cut.tfrecord"
+  rc=$(exit_code "$SF" check --raw --quiet "$TMP/cut.tfrecord")
+  want=1; [ "$n" -eq 40 ] || [ "$n" -eq 85 ] && want=0
+  if [ "$rc" -ne "$want" ]; then echo "length $n: rc=$rc"; bad_cut=$((bad_cut + 1)); fi
+  if [ "$want" -eq 1 ] && ! grep -q "truncated record" "$TMP/last.out"; then
+    echo "length $n: $(cat "$TMP/last.out")"; bad_cut=$((bad_cut + 1))
+  fi
+done
+check "truncation at every offset" test "$bad_cut" -eq 0
+
+cp "$SINGLES" "$TMP/lencrc.tfrecord"; poke "$TMP/lencrc.tfrecord" 48 0
+check "bad length CRC" grep -q "lencrc.tfrecord:40: corrupted record header: length CRC mismatch" <<<"$("$SF" check --raw "$TMP/lencrc.tfrecord")"
+{ cat "$SINGLES"; printf 'garbage!'; } >"$TMP/trail.tfrecord"
+check "trailing garbage" grep -q "trail.tfrecord:130: truncated record header: the data ends after 8 of 12" <<<"$("$SF" check --raw "$TMP/trail.tfrecord")"
+
+# Gzip stream corruption.
+"$SF" copy "$FX/interop/tfx_cifar10_test_tiny.tfrecord" --output "$TMP/z.tfrecord.gz" --compression gzip 2>/dev/null
+cp "$TMP/z.tfrecord.gz" "$TMP/zbad.tfrecord.gz"; poke "$TMP/zbad.tfrecord.gz" 5000 0; poke "$TMP/zbad.tfrecord.gz" 5001 0
+check "gzip shard clean" test "$(exit_code "$SF" check "$TMP/z.tfrecord.gz")" -eq 0
+check "gzip corruption exits 1" test "$(exit_code "$SF" check "$TMP/zbad.tfrecord.gz")" -eq 1
+check "gzip corruption named" grep -Eq "corrupt compressed data|CRC mismatch|compressed" "$TMP/last.out"
+
+# A converted dataset: index and manifest checks.
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/ds" --shard-size 300KB --quiet
+check "converted dataset is clean" test "$(exit_code "$SF" check "$TMP/ds")" -eq 0
+check "manifest.json path works too" test "$(exit_code "$SF" check "$TMP/ds/manifest.json")" -eq 0
+first="$(ls "$TMP"/ds/train-00000-of-*.tfrecord)"
+cp -r "$TMP/ds" "$TMP/stale"; sed -i '3s/.*/1 2 3/' "$(ls "$TMP"/stale/train-00000-of-*.index)" 2>/dev/null
+head -n 5 "$first.index" >"$TMP/stale/$(basename "$first").index"
+check "stale index exits 1" test "$(exit_code "$SF" check "$TMP/stale")" -eq 1
+check "stale index named" grep -q "$(basename "$first").index: stale: lists 5 records, the shard holds" "$TMP/last.out"
+cp -r "$TMP/ds" "$TMP/noidx"; rm "$TMP/noidx/$(basename "$first").index"
+check "missing index named" grep -q "no index file" <<<"$("$SF" check "$TMP/noidx")"
+cp -r "$TMP/ds" "$TMP/missing"; rm "$TMP/missing/$(basename "$first")"
+check "missing shard exits 1" test "$(exit_code "$SF" check "$TMP/missing")" -eq 1
+check "missing shard named" grep -q "manifest.json: lists shard $(basename "$first"), which is missing" "$TMP/last.out"
+cp -r "$TMP/ds" "$TMP/extra"; cp "$first" "$TMP/extra/stray-00000-of-00001.tfrecord"
+check "extra shard named" grep -q "stray-00000-of-00001.tfrecord: shard present but not listed" <<<"$("$SF" check "$TMP/extra")"
+cp -r "$TMP/ds" "$TMP/altered"; f="$TMP/altered/$(basename "$first")"
+"$SF" copy "$TMP/ds/test-00001-of-00002.tfrecord" --output "$f" --overwrite 2>/dev/null
+check "altered shard exits 1" test "$(exit_code "$SF" check "$TMP/altered")" -eq 1
+check "altered shard: records differ" grep -q "records, the manifest says" "$TMP/last.out"
+check "altered shard: checksum differs" grep -q "differs from the manifest's" "$TMP/last.out"
+
+# Schema deviations are reported with the record's offset.
+"$SF" copy "$first" "$FX/interop/pwnall_data.tfrecord" --output "$TMP/mixed.tfrecord" 2>/dev/null
+off=$(stat -c %s "$first")
+check "schema deviation" grep -q "mixed.tfrecord:$off: missing feature 'depth'" <<<"$("$SF" check "$TMP/mixed.tfrecord")"
+check "--raw skips the schema" test "$(exit_code "$SF" check --raw "$TMP/mixed.tfrecord")" -eq 0
+
+# Salvage: damage two records of a shard; every other record comes back.
+cp -r "$TMP/ds" "$TMP/dmg"; d="$TMP/dmg/$(basename "$first")"
+n=$(wc -l <"$d.index")
+o2=$(sed -n 3p "$d.index" | cut -d' ' -f1); o7=$(sed -n 8p "$d.index" | cut -d' ' -f1)
+poke "$d" $((o2 + 100)) 7; poke "$d" $((o7 + 3)) 9
+check "damaged exits 1" test "$(exit_code "$SF" check "$TMP/dmg" --salvage "$TMP/salvaged")" -eq 1
+check "damaged record 2 reported" grep -q "$(basename "$first"):$o2: corrupted record: data CRC mismatch" "$TMP/last.out"
+check "damaged record 7 reported" grep -q "$(basename "$first"):$o7: corrupted record header: length CRC mismatch" "$TMP/last.out"
+check "salvage summary" grep -q "kept $((n - 2)) records, dropped 2 records in 2 regions" "$TMP/last.out"
+check "salvaged shard is clean" test "$(exit_code "$SF" check "$TMP/salvaged/$(basename "$first")")" -eq 0
+"$SF" cat --raw "$first" | sed -e '3d' -e '8d' >"$TMP/want.txt"
+"$SF" cat --raw "$TMP/salvaged/$(basename "$first")" >"$TMP/got.txt"
+check "salvage kept every other record, in order" cmp -s "$TMP/want.txt" "$TMP/got.txt"
+check "original untouched" test "$(exit_code "$SF" check --raw "$d")" -eq 1
+
+# JSON and usage.
+check "json ok" grep -q '"ok":true' <<<"$("$SF" check --json "$TMP/ds")"
+check "json problems" grep -q '"ok":false.*"problems":\[{"file"' <<<"$("$SF" check --json "$TMP/missing")"
+check "missing path exits 2" test "$(exit_code "$SF" check "$TMP/nope.tfrecord")" -eq 2
+check "no args exits 2" test "$(exit_code "$SF" check)" -eq 2
+check "--help" grep -q "^Usage: shardfeed check" <<<"$("$SF" check --help)"
+
+echo "check_test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
