@@ -45,8 +45,16 @@ bool WireReader::ReadVarint(uint64_t* v) {
 }
 
 bool WireReader::ReadTag(uint32_t* field, uint32_t* wire_type) {
-  uint64_t tag;
-  if (!ReadVarint(&tag) || tag > 0xffffffffu) return false;
+  // As protobuf does: a tag is at most 5 varint bytes, truncated to 32 bits.
+  uint64_t tag = 0;
+  int i = 0;
+  for (;; ++i) {
+    if (i == 5 || p_ >= end_) return false;
+    uint8_t b = static_cast<uint8_t>(*p_++);
+    tag |= uint64_t{b & 0x7fu} << (7 * i);
+    if (b < 0x80) break;
+  }
+  tag &= 0xffffffffu;
   *field = static_cast<uint32_t>(tag >> 3);
   *wire_type = static_cast<uint32_t>(tag & 7);
   return *field != 0;

@@ -170,6 +170,14 @@ TEST(ExampleWire, MatchesProtobufOnInteropFiles) {
   }
 }
 
+// Found by the fuzzer: protobuf truncates a 5-byte tag to 32 bits.
+TEST(ExampleWire, LongTagsAreTruncatedAsProtobufDoes) {
+  std::string bytes("\xd0\xf5\xe4\xf1\x19\x0a", 6);
+  auto got = Walk(bytes);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(ViaProtobuf(bytes), *got);
+}
+
 TEST(ExampleWire, MalformedIsAnError) {
   EXPECT_FALSE(Walk(std::string("\x0a\x05\x0a", 3)).ok());       // truncated Features
   EXPECT_FALSE(Walk(std::string("\x0a\x02\x0a\x7f", 4)).ok());   // entry longer than Features
