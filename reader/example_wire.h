@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -32,7 +33,7 @@ struct FeatureView {
   // Feature's chosen list occurs more than once the last one wins for the
   // kind, and protobuf merges lists of the same kind: `lists` holds each
   // occurrence of the last kind seen, in order.
-  std::vector<absl::string_view> lists;
+  absl::InlinedVector<absl::string_view, 2> lists;  // no allocation in the usual case
 };
 
 // Calls visit(key, feature) for every map entry of Example.features.

@@ -97,8 +97,9 @@ absl::Status RecordReader::ReadRecord(absl::string_view* record) {
                                    "ends after ", have));
   }
   const char* data = buf_.data() + pos_ + kRecordHeaderSize;
+  const uint32_t data_crc = crc32c::Unmask(DecodeFixed32(data + length));
+  last_stored_data_crc_ = data_crc;
   if (options_.verify_data_crc) {
-    const uint32_t data_crc = crc32c::Unmask(DecodeFixed32(data + length));
     if (crc32c::Value(data, length) != data_crc) {
       return DataLossAt(path_, start, absl::StrCat("corrupted record: data CRC mismatch (",
                                                    length, " data bytes)"));

@@ -71,6 +71,10 @@ class RecordReader {
   uint64_t offset() const { return offset_; }
   // Offset of the record last returned.
   uint64_t last_record_offset() const { return last_record_offset_; }
+  // The (unmasked) data CRC stored with the record last returned, for
+  // callers that read with verify_data_crc = false and verify elsewhere
+  // (e.g. on another thread).
+  uint32_t last_stored_data_crc() const { return last_stored_data_crc_; }
   Compression compression() const { return compression_; }
   const std::string& path() const { return path_; }
   // Size of the file on disk (compressed size for compressed files).
@@ -95,6 +99,7 @@ class RecordReader {
   bool eof_ = false;
   uint64_t offset_ = 0;
   uint64_t last_record_offset_ = 0;
+  uint32_t last_stored_data_crc_ = 0;
 };
 
 }  // namespace shardfeed

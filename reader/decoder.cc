@@ -1,0 +1,153 @@
+#include "reader/decoder.h"
+
+#include <cstring>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "reader/example_wire.h"
+
+namespace shardfeed {
+namespace {
+
+absl::Status Wrong(const FeatureSpec& f, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("feature '", f.name, "': ", what));
+}
+
+// Fills an element count of numbers from every occurrence of the list.
+template <typename T, typename ReadOne, typename ReadPacked>
+absl::Status DecodeNumbers(const FeatureView& v, const FeatureSpec& f, uint32_t scalar_wire,
+                           T* out, ReadOne read_one, ReadPacked read_packed) {
+  const int64_t want = f.elements();
+  int64_t n = 0;
+  for (absl::string_view list : v.lists) {
+    WireReader r(list);
+    while (!r.done()) {
+      uint32_t field, wt;
+      if (!r.ReadTag(&field, &wt)) return Wrong(f, "malformed list");
+      if (field == 1 && wt == scalar_wire) {
+        T x;
+        if (!read_one(&r, &x)) return Wrong(f, "malformed value");
+        if (n < want) out[n] = x;
+        ++n;
+      } else if (field == 1 && wt == 2) {
+        absl::string_view packed;
+        if (!r.ReadLengthDelimited(&packed)) return Wrong(f, "malformed packed list");
+        WireReader pr(packed);
+        while (!pr.done()) {
+          T x;
+          if (!read_packed(&pr, &x)) return Wrong(f, "malformed packed value");
+          if (n < want) out[n] = x;
+          ++n;
+        }
+      } else if (!r.Skip(wt)) {
+        return Wrong(f, "malformed list");
+      }
+    }
+  }
+  if (n != want) return Wrong(f, absl::StrCat("has ", n, " values, expected ", want));
+  return absl::OkStatus();
+}
+
+absl::Status DecodeSingleBytes(const FeatureView& v, const FeatureSpec& f,
+                               absl::string_view* value) {
+  int n = 0;
+  for (absl::string_view list : v.lists) {
+    WireReader r(list);
+    while (!r.done()) {
+      uint32_t field, wt;
+      if (!r.ReadTag(&field, &wt)) return Wrong(f, "malformed list");
+      if (field == 1 && wt == 2) {
+        if (!r.ReadLengthDelimited(value)) return Wrong(f, "malformed value");
+        ++n;
+      } else if (!r.Skip(wt)) {
+        return Wrong(f, "malformed list");
+      }
+    }
+  }
+  if (n != 1) return Wrong(f, absl::StrCat("has ", n, " bytes values, expected 1"));
+  return absl::OkStatus();
+}
+
+void FillDefault(const FeatureSpec& f, char* row) {
+  const int64_t n = f.elements();
+  switch (f.dtype) {
+    case DType::kUint8:
+      std::memset(row, static_cast<int>(f.default_value), n);
+      break;
+    case DType::kInt64:
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<int64_t*>(row)[i] = static_cast<int64_t>(f.default_value);
+      break;
+    case DType::kFloat32:
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(row)[i] = static_cast<float>(f.default_value);
+      break;
+  }
+}
+
+}  // namespace
+
+absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
+                              char* const* fixed_rows, std::string* const* var_values) {
+  absl::InlinedVector<FeatureView, 8> found(spec.size());
+  absl::InlinedVector<bool, 8> seen(spec.size(), false);
+  absl::Status walk = WalkExample(record, [&](absl::string_view key, const FeatureView& v) {
+    for (size_t i = 0; i < spec.size(); ++i) {
+      if (spec[i].name == key) {
+        found[i] = v;  // a later duplicate key replaces an earlier one
+        seen[i] = true;
+        break;
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!walk.ok()) return walk;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    const FeatureSpec& f = spec[i];
+    const FeatureView& v = found[i];
+    if (!seen[i] || v.kind == FeatureKind::kNone) {
+      if (!f.has_default) return Wrong(f, "missing from the record");
+      if (f.variable_length) continue;  // an empty value
+      FillDefault(f, fixed_rows[i]);
+      continue;
+    }
+    const FeatureKind want = f.dtype == DType::kUint8   ? FeatureKind::kBytes
+                             : f.dtype == DType::kInt64 ? FeatureKind::kInt64
+                                                        : FeatureKind::kFloat;
+    if (v.kind != want) {
+      return Wrong(f, absl::StrCat("is ", FeatureKindName(v.kind), ", expected ",
+                                   FeatureKindName(want)));
+    }
+    absl::Status s;
+    if (f.dtype == DType::kUint8) {
+      absl::string_view value;
+      s = DecodeSingleBytes(v, f, &value);
+      if (!s.ok()) return s;
+      if (f.variable_length) {
+        var_values[i]->append(value.data(), value.size());
+      } else if (static_cast<int64_t>(value.size()) != f.elements()) {
+        return Wrong(f, absl::StrCat("is ", value.size(), " bytes, expected ", f.elements()));
+      } else {
+        std::memcpy(fixed_rows[i], value.data(), value.size());
+      }
+    } else if (f.dtype == DType::kInt64) {
+      auto varint = [](WireReader* r, int64_t* x) {
+        uint64_t u;
+        if (!r->ReadVarint(&u)) return false;
+        *x = static_cast<int64_t>(u);
+        return true;
+      };
+      s = DecodeNumbers<int64_t>(v, f, 0, reinterpret_cast<int64_t*>(fixed_rows[i]), varint, varint);
+    } else {
+      auto fixed32 = [](WireReader* r, float* x) {
+        uint32_t bits;
+        if (!r->ReadFixed32(&bits)) return false;
+        std::memcpy(x, &bits, 4);
+        return true;
+      };
+      s = DecodeNumbers<float>(v, f, 5, reinterpret_cast<float*>(fixed_rows[i]), fixed32, fixed32);
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace shardfeed

@@ -1,0 +1,27 @@
+// Decodes one serialized Example straight into a batch row, following a
+// feature spec: fixed-shape values are written to their row (no Example
+// objects, one copy of each value), variable-length bytes are appended to a
+// per-row buffer. Duplicate keys: the last wins, as in protobuf.
+// Thread-safe (no state): decode workers fill disjoint rows concurrently.
+#ifndef SHARDFEED_READER_DECODER_H_
+#define SHARDFEED_READER_DECODER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "reader/feature_spec.h"
+
+namespace shardfeed {
+
+// fixed_rows[i]: where spec[i]'s row goes (row_bytes() bytes), for fixed
+// features; var_values[i]: the buffer a variable-length spec[i] appends to
+// (its value's bytes). Errors are INVALID_ARGUMENT saying which feature is
+// wrong and how (the caller adds the record's file and offset).
+absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
+                              char* const* fixed_rows, std::string* const* var_values);
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_READER_DECODER_H_

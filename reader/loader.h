@@ -1,0 +1,163 @@
+// Loader: streams shards into fixed-shape batches for a training loop.
+//
+//   shards -> I/O threads (large sequential reads, CRC checks)
+//          -> seeded shuffle buffer -> batcher
+//          -> decode pool (rows of the current slot, in parallel)
+//          -> ring of >= 2 slots in pinned host memory
+//          -> cudaMemcpyAsync on the loader's own stream (+ an event)
+//          -> Next()
+//
+// With no GPU (or device = -1) the same API delivers host tensors; asking
+// for a GPU where there is none falls back to host memory and says so in
+// device_note(), never crashes. Memory is bounded by the ring, the shuffle
+// buffer and a few MB of read-ahead per I/O thread, whatever the dataset
+// size. The batch order depends only on the options (seed, batch size,
+// rank...), never on thread timing.
+//
+// Threading: Create/Next/stats are called from one thread (the training
+// loop). Batches may be released from any thread. Destroying the Loader
+// stops every thread promptly, even mid-epoch.
+//
+// Example (a complete training loop):
+//   ASSIGN_OR_RETURN(Dataset ds, Dataset::Open({"cifar10/manifest.json"}, "train"));
+//   LoaderOptions o;              // features default to the manifest's schema
+//   o.batch_size = 256;
+//   o.epochs = 10;
+//   o.device = 0;                 // GPU 0 (host memory if there is none)
+//   ASSIGN_OR_RETURN(auto loader, Loader::Create(ds, o));
+//   for (;;) {
+//     absl::StatusOr<Batch> batch = loader->Next();
+//     if (absl::IsOutOfRange(batch.status())) break;   // all epochs done
+//     if (!batch.ok()) return batch.status();          // e.g. DATA_LOSS file:offset
+//     const Tensor* image = batch->Find("image");      // uint8 [256, 3, 32, 32]
+//     const Tensor* label = batch->Find("label");      // int64 [256]
+//     cudaStreamWaitEvent(my_stream, batch->cuda_event());  // copy done
+//     TrainStep(image->data, label->data, my_stream);
+//     batch->Release(my_stream);   // slot reused once my_stream passes here
+//   }
+#ifndef SHARDFEED_READER_LOADER_H_
+#define SHARDFEED_READER_LOADER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "reader/dataset.h"
+#include "reader/feature_spec.h"
+
+namespace shardfeed {
+
+struct LoaderOptions {
+  // Features to deliver. Default (empty): the manifest's schema.
+  std::vector<FeatureSpec> features;
+  int64_t batch_size = 256;
+  // Shuffle shard order and records (through a buffer of `shuffle_buffer`
+  // records). Default: true, seed 0, 10000 records.
+  bool shuffle = true;
+  uint64_t seed = 0;
+  int64_t shuffle_buffer = 10000;
+  // Passes over the data; 0 repeats forever. Default: 1.
+  int64_t epochs = 1;
+  // Drop each epoch's last partial batch. Default: false.
+  bool drop_remainder = false;
+  int io_threads = 2;      // shards read in parallel. Default: 2.
+  int decode_threads = 2;  // rows decoded in parallel. Default: 2.
+  int prefetch = 2;        // ring slots (>= 2: double buffering). Default: 2.
+  int device = -1;         // GPU ordinal, or -1 for host memory. Default: -1.
+  int rank = 0;            // this process among world_size (see EpochPlan)
+  int world_size = 1;
+  // Skip records that are corrupt or do not match the spec (counted in
+  // stats) instead of failing Next() with DATA_LOSS. A damaged framing skips
+  // the rest of that shard's part. Default: false.
+  bool skip_corrupt = false;
+};
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::kUint8;
+  std::vector<int64_t> shape;  // [rows, ...feature shape]
+  void* data = nullptr;
+  size_t bytes = 0;
+  int device = -1;  // -1: host memory
+};
+
+struct LoaderStats {
+  int64_t batches = 0;
+  int64_t records = 0;
+  int64_t bytes = 0;          // serialized record bytes read
+  int64_t skipped_records = 0;
+  double wall_seconds = 0;    // since Create
+  double read_seconds = 0;    // I/O threads, summed
+  double crc_seconds = 0;     // I/O threads, summed
+  double decode_seconds = 0;  // decode pool, summed
+  double copy_seconds = 0;    // host-to-device copies (GPU only)
+  double wait_seconds = 0;    // Next() waiting for a slot
+  double mean_ready_slots = 0;  // ring occupancy seen by Next()
+};
+
+class Ring;
+
+class Batch {
+ public:
+  Batch() = default;
+  Batch(Batch&& o) noexcept;
+  Batch& operator=(Batch&& o) noexcept;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  ~Batch();
+
+  int64_t size() const { return rows_; }
+  int64_t epoch() const { return epoch_; }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const Tensor* Find(const std::string& name) const;
+  // cudaEvent_t completed when the batch is on the device; cudaStream_t of
+  // the loader's copies. Null for host batches.
+  void* cuda_event() const { return event_; }
+  void* cuda_stream() const { return stream_; }
+  // Returns the slot to the ring (the destructor does too). On a GPU, pass
+  // the cudaStream_t whose queued work reads this batch: the slot is not
+  // refilled until that work is done.
+  void Release(void* consumer_stream = nullptr);
+
+ private:
+  friend class Loader;
+  std::shared_ptr<Ring> ring_;
+  int slot_ = -1;
+  int64_t rows_ = 0;
+  int64_t epoch_ = 0;
+  std::vector<Tensor> tensors_;
+  void* event_ = nullptr;
+  void* stream_ = nullptr;
+};
+
+class Loader {
+ public:
+  static absl::StatusOr<std::unique_ptr<Loader>> Create(Dataset dataset,
+                                                         const LoaderOptions& options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // The next batch; OUT_OF_RANGE after the last epoch; DATA_LOSS naming the
+  // file and offset of a corrupt record (unless skip_corrupt); after any
+  // error other than OUT_OF_RANGE the loader is finished.
+  absl::StatusOr<Batch> Next();
+
+  LoaderStats stats() const;
+  const std::vector<FeatureSpec>& features() const;
+  // Batches each rank gets per epoch.
+  int64_t batches_per_epoch() const;
+  int device() const;                 // -1: host memory
+  const std::string& device_note() const;  // why host, when a GPU was asked for
+
+ private:
+  class Impl;
+  explicit Loader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_READER_LOADER_H_

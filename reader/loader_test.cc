@@ -1,0 +1,325 @@
+// Loader: exactly-once delivery over seeds x thread counts x ranks,
+// determinism whatever the thread timing, batching and epochs, corrupt data
+// (DATA_LOSS with file and offset, or skipped and counted), early shutdown,
+// defaults and variable-length features, the no-GPU fallback, and the GPU
+// path where a device exists.
+#include "reader/loader.h"
+
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "converter/example_encoder.h"
+#include "gtest/gtest.h"
+#include "reader/fingerprint.h"
+#include "record/index.h"
+#include "record/record_writer.h"
+#include "record/test_util.h"
+
+namespace shardfeed {
+namespace {
+
+constexpr int kRecords = 600;
+
+// Record i: id = i (int64), image = 12 bytes derived from i (uint8 [3, 4]),
+// vec = {i, -i} (float32 [2]), blob = i % 7 bytes (variable length).
+std::string MakeRecord(int i) {
+  ExampleEncoder e;
+  std::string image(12, '\0');
+  for (int k = 0; k < 12; ++k) image[k] = static_cast<char>(i * 13 + k);
+  std::string blob(i % 7, static_cast<char>('a' + i % 26));
+  float vec[2] = {static_cast<float>(i), static_cast<float>(-i)};
+  e.AddInt64("id", i);
+  e.AddBytes("image", image);
+  e.AddFloatList("vec", vec);
+  e.AddBytes("blob", blob);
+  return e.Finish();
+}
+
+std::vector<FeatureSpec> Spec() {
+  auto spec = ParseSpec("id:int64,image:uint8[3,4],vec:float32[2],blob:bytes");
+  EXPECT_TRUE(spec.ok());
+  return *spec;
+}
+
+// Writes kRecords records over `shards` shards (uneven sizes), with indexes
+// for all but the last shard (which the Loader must then count itself).
+std::string MakeDataset(int shards) {
+  std::string dir = testing::MakeTempDir();
+  int next = 0;
+  for (int s = 0; s < shards; ++s) {
+    int n = s + 1 == shards ? kRecords - next : kRecords / shards + (s % 3) * 5 - 5;
+    std::string path = absl::StrCat(dir, "/data-", s, ".tfrecord");
+    auto w = RecordWriter::Create(path, {});
+    EXPECT_TRUE(w.ok());
+    for (int k = 0; k < n; ++k) EXPECT_TRUE((*w)->WriteRecord(MakeRecord(next++)).ok());
+    if (s + 1 < shards) EXPECT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
+    EXPECT_TRUE((*w)->Close().ok());
+  }
+  return dir;
+}
+
+struct Run {
+  std::vector<std::vector<int64_t>> batches;  // ids per batch
+  Fingerprint fingerprint;
+  LoaderStats stats;
+};
+
+absl::StatusOr<Run> ReadAll(const std::string& dir, LoaderOptions o) {
+  auto ds = Dataset::Open({dir});
+  if (!ds.ok()) return ds.status();
+  if (o.features.empty()) o.features = Spec();
+  auto loader = Loader::Create(*std::move(ds), o);
+  if (!loader.ok()) return loader.status();
+  Run run;
+  for (;;) {
+    auto batch = (*loader)->Next();
+    if (absl::IsOutOfRange(batch.status())) break;
+    if (!batch.ok()) return batch.status();
+    const Tensor* id = batch->Find("id");
+    const auto* ids = static_cast<const int64_t*>(id->data);
+    run.batches.emplace_back(ids, ids + batch->size());
+    // Every row's values match its id.
+    const auto* image = static_cast<const uint8_t*>(batch->Find("image")->data);
+    const auto* vec = static_cast<const float*>(batch->Find("vec")->data);
+    const auto* off = static_cast<const int64_t*>(batch->Find("blob/offsets")->data);
+    for (int64_t r = 0; r < batch->size(); ++r) {
+      const int64_t i = ids[r];
+      for (int k = 0; k < 12; ++k) {
+        if (image[r * 12 + k] != static_cast<uint8_t>(i * 13 + k)) {
+          return absl::InternalError(absl::StrCat("image of record ", i, " is wrong"));
+        }
+      }
+      if (vec[2 * r] != i || vec[2 * r + 1] != -i) return absl::InternalError("vec wrong");
+      if (off[r + 1] - off[r] != i % 7) return absl::InternalError("blob length wrong");
+    }
+    AddBatch(*batch, (*loader)->features(), &run.fingerprint);
+  }
+  run.stats = (*loader)->stats();
+  return run;
+}
+
+std::vector<int64_t> Flatten(const Run& r) {
+  std::vector<int64_t> all;
+  for (const auto& b : r.batches) all.insert(all.end(), b.begin(), b.end());
+  return all;
+}
+
+TEST(Loader, ExactlyOnceOverSeedsThreadsAndRanks) {
+  const std::string dir = MakeDataset(7);
+  Fingerprint full;
+  {
+    LoaderOptions o;
+    o.shuffle = false;
+    auto run = ReadAll(dir, o);
+    ASSERT_TRUE(run.ok()) << run.status();
+    full = run->fingerprint;
+    ASSERT_EQ(kRecords, full.records);
+  }
+  for (uint64_t seed : {1u, 2u, 99u}) {
+    for (int threads : {1, 3}) {
+      for (int world : {1, 2, 3, 4}) {
+        std::multiset<int64_t> seen;
+        Fingerprint sum;
+        std::set<size_t> batch_counts;
+        for (int rank = 0; rank < world; ++rank) {
+          LoaderOptions o;
+          o.seed = seed;
+          o.io_threads = threads;
+          o.decode_threads = threads;
+          o.batch_size = 32;
+          o.shuffle_buffer = 100;
+          o.rank = rank;
+          o.world_size = world;
+          auto run = ReadAll(dir, o);
+          ASSERT_TRUE(run.ok()) << run.status();
+          for (int64_t id : Flatten(*run)) seen.insert(id);
+          sum.Merge(run->fingerprint);
+          batch_counts.insert(run->batches.size());
+        }
+        SCOPED_TRACE(absl::StrCat("seed ", seed, " threads ", threads, " world ", world));
+        EXPECT_EQ(1u, batch_counts.size()) << "ranks got different numbers of batches";
+        ASSERT_EQ(static_cast<size_t>(kRecords), seen.size());  // 600 divides by 1..4
+        EXPECT_EQ(static_cast<size_t>(kRecords), std::set<int64_t>(seen.begin(), seen.end()).size());
+        EXPECT_EQ(full.sum, sum.sum);
+      }
+    }
+  }
+}
+
+TEST(Loader, SameSeedSameOrderWhateverTheThreads) {
+  const std::string dir = MakeDataset(5);
+  std::vector<std::vector<int64_t>> reference;
+  for (int io : {1, 2, 4}) {
+    for (int decode : {1, 3}) {
+      LoaderOptions o;
+      o.seed = 7;
+      o.batch_size = 50;
+      o.io_threads = io;
+      o.decode_threads = decode;
+      o.epochs = 2;
+      auto run = ReadAll(dir, o);
+      ASSERT_TRUE(run.ok()) << run.status();
+      if (reference.empty()) reference = run->batches;
+      EXPECT_EQ(reference, run->batches) << "io " << io << " decode " << decode;
+    }
+  }
+  LoaderOptions o;
+  o.seed = 8;
+  o.batch_size = 50;
+  o.epochs = 2;
+  auto other = ReadAll(dir, o);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(reference, other->batches);
+  // The two epochs differ in order but each holds every record once.
+  std::vector<int64_t> all = Flatten(*other);
+  std::vector<int64_t> e0(all.begin(), all.begin() + kRecords), e1(all.begin() + kRecords, all.end());
+  EXPECT_NE(e0, e1);
+  std::sort(e0.begin(), e0.end());
+  std::sort(e1.begin(), e1.end());
+  EXPECT_EQ(e0, e1);
+}
+
+TEST(Loader, BatchingEpochsAndRemainders) {
+  const std::string dir = MakeDataset(3);
+  LoaderOptions o;
+  o.batch_size = 64;
+  o.epochs = 3;
+  o.shuffle = false;
+  auto run = ReadAll(dir, o);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(3u * 10, run->batches.size());  // 600 = 9 * 64 + 24
+  EXPECT_EQ(24u, run->batches[9].size());
+  EXPECT_EQ(0, run->batches[10][0]);        // epoch 2 starts over, in order
+  o.drop_remainder = true;
+  run = ReadAll(dir, o);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(3u * 9, run->batches.size());
+  for (const auto& b : run->batches) EXPECT_EQ(64u, b.size());
+}
+
+TEST(Loader, CorruptRecordIsDataLossWithFileAndOffset) {
+  const std::string dir = MakeDataset(2);
+  const std::string shard = dir + "/data-0.tfrecord";
+  auto index = ReadIndexFile(IndexPathFor(shard));
+  ASSERT_TRUE(index.ok());
+  std::string bytes = testing::ReadBytes(shard);
+  bytes[(*index)[10].offset + 20] ^= 0x10;  // inside record 10's data
+  testing::WriteBytes(shard, bytes);
+  LoaderOptions o;
+  o.shuffle = false;
+  auto run = ReadAll(dir, o);
+  ASSERT_EQ(absl::StatusCode::kDataLoss, run.status().code());
+  EXPECT_NE(std::string::npos,
+            run.status().message().find(absl::StrCat(shard, ":", (*index)[10].offset,
+                                                      ": corrupted record: data CRC mismatch")))
+      << run.status();
+  o.skip_corrupt = true;
+  run = ReadAll(dir, o);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(kRecords - 1, run->fingerprint.records);
+  EXPECT_EQ(1, run->stats.skipped_records);
+}
+
+TEST(Loader, MissingFeatureNamesTheRecordOrTakesTheDefault) {
+  const std::string dir = MakeDataset(1);
+  LoaderOptions o;
+  o.features = *ParseSpec("id:int64,label:int64");
+  auto ds = Dataset::Open({dir});
+  ASSERT_TRUE(ds.ok());
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok());
+  auto batch = (*loader)->Next();
+  ASSERT_EQ(absl::StatusCode::kDataLoss, batch.status().code());
+  EXPECT_NE(std::string::npos, batch.status().message().find("data-0.tfrecord:"));
+  EXPECT_NE(std::string::npos, batch.status().message().find("feature 'label': missing"));
+  o.features = *ParseSpec("id:int64,label:int64=-1");
+  loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok());
+  batch = (*loader)->Next();
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(-1, static_cast<const int64_t*>(batch->Find("label")->data)[0]);
+}
+
+TEST(Loader, DestroyingMidEpochStopsPromptly) {
+  const std::string dir = MakeDataset(4);
+  auto ds = Dataset::Open({dir});
+  ASSERT_TRUE(ds.ok());
+  LoaderOptions o;
+  o.features = Spec();
+  o.batch_size = 8;
+  o.epochs = 0;  // forever
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok());
+  Batch kept;
+  {
+    auto b = (*loader)->Next();
+    ASSERT_TRUE(b.ok());
+    kept = *std::move(b);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  loader->reset();  // a batch is still held: the ring outlives the loader
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(8, kept.size());
+  EXPECT_EQ(8, kept.Find("id")->shape[0]);
+}
+
+TEST(Loader, HoldingEverySlotIsAnErrorNotADeadlock) {
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o;
+  o.features = Spec();
+  o.batch_size = 10;
+  o.prefetch = 2;
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok());
+  auto a = (*loader)->Next();
+  auto b = (*loader)->Next();
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = (*loader)->Next();
+  EXPECT_EQ(absl::StatusCode::kFailedPrecondition, c.status().code());
+  a->Release();
+  c = (*loader)->Next();
+  EXPECT_TRUE(c.ok()) << c.status();
+}
+
+TEST(Loader, NoGpuFallsBackToHostMemory) {
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o;
+  o.features = Spec();
+  o.device = 0;
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  auto b = (*loader)->Next();
+  ASSERT_TRUE(b.ok());
+  if ((*loader)->device() < 0) {
+    EXPECT_NE(std::string::npos, (*loader)->device_note().find("host memory"));
+    EXPECT_EQ(-1, b->Find("id")->device);
+    EXPECT_EQ(nullptr, b->cuda_event());
+  } else {
+    EXPECT_EQ(0, b->Find("id")->device);  // on a GPU machine
+    EXPECT_NE(nullptr, b->cuda_event());
+  }
+}
+
+TEST(Loader, BadOptionsAreRejected) {
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o;
+  o.features = Spec();
+  o.prefetch = 1;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+  o.prefetch = 2;
+  o.rank = 2;
+  o.world_size = 2;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+  LoaderOptions no_spec;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, no_spec).status().code());
+}
+
+}  // namespace
+}  // namespace shardfeed
