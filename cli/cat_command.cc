@@ -7,9 +7,66 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/record_json.h"
+#include "reader/dataset.h"
+#include "reader/decoder.h"
+#include "reader/fingerprint.h"
 #include "record/record_reader.h"
 
 namespace shardfeed::cli {
+namespace {
+
+// Decodes every record in order with the spec and fingerprints the values:
+// the sequential reference for `shardfeed bench --fingerprint`.
+absl::Status PrintFingerprint(const std::vector<std::string>& paths, const std::string& spec_text) {
+  auto ds = Dataset::Open(paths);
+  if (!ds.ok()) return ds.status();
+  std::vector<FeatureSpec> spec;
+  if (!spec_text.empty()) {
+    auto parsed = ParseSpec(spec_text);
+    if (!parsed.ok()) return parsed.status();
+    spec = *parsed;
+  } else if (ds->manifest.has_value()) {
+    spec = SpecFromManifest(*ds->manifest);
+  } else {
+    return absl::InvalidArgumentError("--fingerprint needs --spec (or a dataset with a manifest)");
+  }
+  std::vector<std::string> storage(spec.size());
+  std::vector<std::string> var_storage(spec.size());
+  std::vector<char*> fixed(spec.size());
+  std::vector<std::string*> var(spec.size());
+  for (size_t f = 0; f < spec.size(); ++f) {
+    storage[f].resize(spec[f].variable_length ? 0 : spec[f].row_bytes());
+    fixed[f] = storage[f].data();
+    var[f] = &var_storage[f];
+  }
+  Fingerprint fp;
+  std::vector<absl::string_view> parts(spec.size());
+  for (const ShardEntry& shard : ds->shards) {
+    auto reader = RecordReader::Open(shard.path);
+    if (!reader.ok()) return reader.status();
+    absl::string_view record;
+    for (;;) {
+      absl::Status s = (*reader)->ReadRecord(&record);
+      if (absl::IsOutOfRange(s)) break;
+      if (!s.ok()) return s;
+      for (auto& v : var_storage) v.clear();
+      s = DecodeExampleRow(record, spec, fixed.data(), var.data());
+      if (!s.ok()) {
+        return absl::DataLossError(absl::StrCat(shard.path, ":", (*reader)->last_record_offset(),
+                                                ": ", s.message()));
+      }
+      for (size_t f = 0; f < spec.size(); ++f) {
+        parts[f] = spec[f].variable_length ? absl::string_view(var_storage[f])
+                                           : absl::string_view(storage[f]);
+      }
+      fp.Add(RecordHash(parts));
+    }
+  }
+  std::printf("%s\n", fp.ToString().c_str());
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 int RunCat(int argc, char** argv) {
   FlagParser flags(
@@ -24,6 +81,12 @@ int RunCat(int argc, char** argv) {
   flags.AddBool("raw", &raw, "print every record as base64 bytes, even Examples");
   flags.AddBool("count", &count, "print only 'FILE N' per file and 'total N'");
   flags.AddString("compression", &compression, "auto, none, zlib or gzip", "TYPE");
+  bool fingerprint = false;
+  std::string spec;
+  flags.AddBool("fingerprint", &fingerprint,
+                "decode every record (with --spec, or the manifest's schema) and print the\n"
+                "                            count and order-independent fingerprint (see bench)");
+  flags.AddString("spec", &spec, "feature spec for --fingerprint", "SPEC");
   std::vector<std::string> files;
   if (absl::Status s = flags.Parse(argc, argv, &files); !s.ok()) return ReportError("cat", s);
   if (flags.help_requested()) {
@@ -32,6 +95,10 @@ int RunCat(int argc, char** argv) {
   }
   if (files.empty()) {
     return ReportError("cat", absl::InvalidArgumentError("no FILE given (see --help)"));
+  }
+  if (fingerprint) {
+    absl::Status s = PrintFingerprint(files, spec);
+    return s.ok() ? kExitOk : ReportError("cat", s);
   }
   auto parsed = ParseCompression(compression);
   if (!parsed.ok()) return ReportError("cat", parsed.status());

@@ -22,6 +22,7 @@ int ExitCodeFor(const absl::Status& status);
 int ReportError(const std::string& command, const absl::Status& status);
 
 // Each takes the arguments after the subcommand name.
+int RunBench(int argc, char** argv);
 int RunCat(int argc, char** argv);
 int RunCheck(int argc, char** argv);
 int RunConvert(int argc, char** argv);

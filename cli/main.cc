@@ -18,6 +18,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"convert", RunConvert, "pack a dataset into ~100 MB shards with index and manifest"},
     {"check", RunCheck, "verify shards, index files and manifest; salvage damaged shards"},
+    {"bench", RunBench, "run the reader pipeline on a dataset; where does the time go?"},
     {"cat", RunCat, "print records as JSON lines (or count them)"},
     {"copy", RunCopy, "re-encode records into a new file (e.g. gzip <-> none)"},
     {"index", RunIndex, "write SHARD.index files, verifying every CRC"},
