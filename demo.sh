@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # shardfeed's main job on the bundled sample data: installs what is missing,
 # builds the `shardfeed` binary, converts the bundled CIFAR-10 batches (real
-# records, cut down) into shards with index and manifest, reads them back,
-# then indexes and reads the real TFRecord files in testdata/interop
+# records, cut down) into shards with index and manifest, checks them, reads
+# them through the loader pipeline, then indexes and reads the real TFRecord
+# files in testdata/interop
 # (written by TensorFlow, Apache Beam and others).
 # Output goes to ./demo-out (or the directory given as $1).
 set -euo pipefail
@@ -20,8 +21,17 @@ echo "== convert CIFAR-10 (python pickle layout) into pre-shuffled shards"
 "$sf" convert cifar10 --input testdata/cifar10-py --output "$out/cifar10" --shard-size 1MB --overwrite
 ls -l "$out/cifar10"
 
-echo "== read them back"
-"$sf" cat --count "$out"/cifar10/*.tfrecord
+echo "== check them (every CRC, the schema, the index files and the manifest)"
+"$sf" check "$out/cifar10"
+
+echo "== read them through the loader pipeline (host memory: this machine may have no GPU)"
+"$sf" bench "$out/cifar10" --batch-size 64 --epochs 2
+
+echo "== exactly once: the loader's fingerprint equals a sequential decode"
+"$sf" bench "$out/cifar10" --epochs 1 --fingerprint | tail -1
+"$sf" cat --fingerprint "$out/cifar10"
+
+echo "== the first record, as JSON"
 "$sf" cat "$out/cifar10/test-00000-of-00001.tfrecord" | head -1 | cut -c1-160
 echo "..."
 
