@@ -1,5 +1,7 @@
 // shardfeed bench: runs the reader pipeline on a dataset and reports where
 // the time goes.
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,6 +16,13 @@
 
 namespace shardfeed::cli {
 namespace {
+
+// Peak resident set size of this process, in MB (ru_maxrss is in KiB).
+double PeakRssMb() {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return u.ru_maxrss / 1024.0;
+}
 
 std::string Verdict(const LoaderStats& s, const LoaderOptions& o) {
   const double wall = std::max(s.wall_seconds, 1e-9);
@@ -118,12 +127,12 @@ int RunBench(int argc, char** argv) {
   const double wall = std::max(s.wall_seconds, 1e-9);
   const std::string verdict = Verdict(s, o);
   if (json) {
-    std::printf(
-        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"verdict":"%s")",
+    std::printf("%s", absl::StrFormat(
+        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"verdict":"%s")",
         s.records, s.batches, s.bytes, wall, s.records / wall, s.bytes / wall / 1e6,
         s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds, s.wait_seconds,
-        s.mean_ready_slots, s.skipped_records, (*loader)->device(), verdict);
-    if (fingerprint) std::printf(R"(,"fingerprint":"%016x")", fp.sum);
+        s.mean_ready_slots, s.skipped_records, (*loader)->device(), PeakRssMb(), verdict).c_str());
+    if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
     std::printf("}\n");
     return kExitOk;
   }
@@ -137,6 +146,7 @@ int RunBench(int argc, char** argv) {
               s.copy_seconds, (*loader)->device() < 0 ? " (host memory: no copies)" : "");
   std::printf("consumer     waited %.2fs for batches; ring occupancy %.2f of %d slots\n",
               s.wait_seconds, s.mean_ready_slots, o.prefetch);
+  std::printf("memory       peak RSS %.1f MB\n", PeakRssMb());
   std::printf("verdict      %s\n", verdict.c_str());
   if (fingerprint) std::printf("%s\n", fp.ToString().c_str());
   return kExitOk;

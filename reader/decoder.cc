@@ -80,6 +80,9 @@ void FillDefault(const FeatureSpec& f, char* row) {
     case DType::kFloat32:
       for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(row)[i] = static_cast<float>(f.default_value);
       break;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      break;  // never in a spec: transform outputs only
   }
 }
 

@@ -16,11 +16,28 @@ const char* DTypeName(DType d) {
       return "int64";
     case DType::kFloat32:
       return "float32";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
   }
   return "?";
 }
 
-size_t DTypeSize(DType d) { return d == DType::kUint8 ? 1 : d == DType::kInt64 ? 8 : 4; }
+size_t DTypeSize(DType d) {
+  switch (d) {
+    case DType::kUint8:
+      return 1;
+    case DType::kInt64:
+      return 8;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return 2;
+  }
+  return 1;
+}
 
 int64_t FeatureSpec::elements() const {
   int64_t n = 1;

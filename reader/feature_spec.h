@@ -20,7 +20,8 @@
 
 namespace shardfeed {
 
-enum class DType { kUint8, kInt64, kFloat32 };
+// kFloat16 and kBFloat16 appear only as outputs of image transforms.
+enum class DType { kUint8, kInt64, kFloat32, kFloat16, kBFloat16 };
 
 const char* DTypeName(DType d);
 size_t DTypeSize(DType d);

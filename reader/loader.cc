@@ -13,9 +13,12 @@
 #include "gpu/cuda_resources.h"
 #include "gpu/cuda_status.h"
 #include "gpu/device.h"
+#include "gpu/image_transform_kernel.h"
 #include "reader/bounded_queue.h"
 #include "reader/decoder.h"
 #include "reader/epoch_plan.h"
+#include "reader/feature_transforms.h"
+#include "reader/resident_loader.h"
 #include "reader/worker_pool.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
@@ -42,6 +45,7 @@ struct Chunk {
   std::string data;
   std::vector<std::pair<uint32_t, uint32_t>> spans;  // (offset in data, length)
   std::vector<uint64_t> offsets;                     // record offsets in the shard
+  std::vector<int64_t> ordinals;                     // record numbers in the shard
   size_t shard = 0;
   bool end_of_item = false;
   absl::Status error;  // DATA_LOSS etc., on the item's last chunk
@@ -63,7 +67,7 @@ constexpr size_t kChunkBytes = 1 << 20;
 }  // namespace
 
 // The slots, shared with Batches (which may outlive the Loader).
-class Ring {
+class Ring : public SlotOwner {
  public:
   enum class State { kFree, kFilling, kReady, kInUse };
   struct Slot {
@@ -76,6 +80,9 @@ class Ring {
     std::vector<gpu::DeviceBuffer> device;              // per feature (fixed)
     std::vector<std::string> var_values;                // per feature (variable)
     std::vector<std::vector<int64_t>> var_offsets;
+    std::vector<gpu::DeviceBuffer> transformed_device;       // per feature (transformed)
+    std::vector<std::unique_ptr<char[]>> transformed_host;  // per feature (transformed)
+    std::vector<int64_t> index;                              // record_index
     gpu::CudaEvent copy_start, copied, released;
     bool released_pending = false;
   };
@@ -85,7 +92,7 @@ class Ring {
   std::vector<Slot> slots;
   bool gpu = false;
 
-  void Release(int slot, void* consumer_stream) {
+  void Release(int slot, void* consumer_stream) override {
     std::lock_guard<std::mutex> lock(mu);
     Slot& s = slots[slot];
     if (gpu && consumer_stream != nullptr &&
@@ -109,6 +116,7 @@ Batch& Batch::operator=(Batch&& o) noexcept {
     tensors_ = std::move(o.tensors_);
     event_ = o.event_;
     stream_ = o.stream_;
+    inner_ = std::move(o.inner_);
     o.slot_ = -1;
   }
   return *this;
@@ -119,6 +127,8 @@ void Batch::Release(void* consumer_stream) {
   if (ring_ != nullptr && slot_ >= 0) ring_->Release(slot_, consumer_stream);
   slot_ = -1;
   ring_.reset();
+  if (inner_ != nullptr) inner_->Release(consumer_stream);
+  inner_.reset();
 }
 
 const Tensor* Batch::Find(const std::string& name) const {
@@ -148,6 +158,11 @@ class Loader::Impl {
     if (o_.world_size < 1 || o_.rank < 0 || o_.rank >= o_.world_size) {
       return absl::InvalidArgumentError(
           absl::StrCat("rank ", o_.rank, " is not in [0, world_size=", o_.world_size, ")"));
+    }
+    RETURN_IF_ERROR(ResolveTransforms(o_.features, o_.transforms, &transform_of_));
+    shard_start_.assign(ds_.shards.size(), 0);
+    for (size_t i = 1; i < ds_.shards.size(); ++i) {
+      shard_start_[i] = shard_start_[i - 1] + ds_.shards[i - 1].records;
     }
     o_.io_threads = std::max(1, o_.io_threads);
     o_.decode_threads = std::max(1, o_.decode_threads);
@@ -214,6 +229,13 @@ class Loader::Impl {
         b.tensors_.push_back(std::move(offsets));
         continue;
       }
+      if (transform_of_[f] >= 0) {
+        const gpu::ImageTransform& tr = o_.transforms[transform_of_[f]].transform;
+        void* data = device_ >= 0 ? slot.transformed_device[f].get()
+                                  : static_cast<void*>(slot.transformed_host[f].get());
+        b.tensors_.push_back(TransformedTensor(spec.name, tr, slot.rows, data, device_));
+        continue;
+      }
       Tensor t;
       t.name = spec.name;
       t.dtype = spec.dtype;
@@ -223,6 +245,10 @@ class Loader::Impl {
       t.device = device_;
       t.data = device_ >= 0 ? slot.device[f].get() : slot.host[f];
       b.tensors_.push_back(std::move(t));
+    }
+    if (o_.record_index) {
+      b.tensors_.push_back(Tensor{kRecordIndexTensor, DType::kInt64, {slot.rows},
+                                  slot.index.data(), static_cast<size_t>(slot.rows) * 8, -1});
     }
     ++next_consume_;
     ++batches_;
@@ -243,6 +269,7 @@ class Loader::Impl {
     s.copy_seconds = copy_.seconds();
     s.wait_seconds = wait_.seconds();
     s.mean_ready_slots = next_calls_ ? static_cast<double>(ready_samples_) / next_calls_ : 0;
+    s.transform_seconds = transform_.seconds();
     return s;
   }
 
@@ -269,6 +296,9 @@ class Loader::Impl {
     slot->var_values.resize(n);
     slot->var_offsets.resize(n);
     slot->host_memory.resize(n);
+    slot->transformed_device.resize(n);
+    slot->transformed_host.resize(n);
+    if (o_.record_index) slot->index.assign(o_.batch_size, 0);
     if (device_ >= 0) {
       slot->pinned.resize(n);
       slot->device.resize(n);
@@ -287,6 +317,15 @@ class Loader::Impl {
       } else {
         slot->host_memory[f].reset(new char[bytes == 0 ? 1 : bytes]);
         slot->host[f] = slot->host_memory[f].get();
+      }
+      if (transform_of_[f] >= 0) {
+        const size_t out = o_.batch_size *
+                           o_.transforms[transform_of_[f]].transform.output_bytes_per_image();
+        if (device_ >= 0) {
+          ASSIGN_OR_RETURN(slot->transformed_device[f], gpu::DeviceBuffer::Create(out));
+        } else {
+          slot->transformed_host[f].reset(new char[out == 0 ? 1 : out]);
+        }
       }
     }
     return absl::OkStatus();
@@ -370,6 +409,7 @@ class Loader::Impl {
       chunk->spans.emplace_back(static_cast<uint32_t>(chunk->data.size()),
                                 static_cast<uint32_t>(record.size()));
       chunk->offsets.push_back((*reader)->last_record_offset());
+      chunk->ordinals.push_back(item.first + k);
       chunk->data.append(record.data(), record.size());
       if (chunk->data.size() >= kChunkBytes && k + 1 < item.count) {
         if (!queue->Push(std::move(chunk))) return false;
@@ -550,6 +590,10 @@ class Loader::Impl {
             if (var[f]) var[f]->clear();
           }
           errors[i] = DecodeExampleRow(refs[i].data(), o_.features, fixed.data(), var.data());
+          if (o_.record_index) {
+            const Chunk& c = *refs[i].chunk;
+            slot.index[row] = shard_start_[c.shard] + c.ordinals[refs[i].index];
+          }
         }
         decode_.Add(Now() - w0);
       });
@@ -567,6 +611,7 @@ class Loader::Impl {
           continue;
         }
         if (kept != row) {
+          if (o_.record_index) slot.index[kept] = slot.index[row];
           for (size_t f = 0; f < nf; ++f) {
             const FeatureSpec& spec = o_.features[f];
             if (spec.variable_length) {
@@ -595,7 +640,19 @@ class Loader::Impl {
         slot.var_offsets[f].push_back(static_cast<int64_t>(slot.var_values[f].size()));
       }
     }
+    if (device_ < 0) {
+      const double t0 = Now();
+      for (size_t f = 0; f < nf; ++f) {
+        if (transform_of_[f] < 0) continue;
+        RETURN_IF_ERROR(gpu::TransformImagesOnHost(
+            o_.transforms[transform_of_[f]].transform,
+            reinterpret_cast<const uint8_t*>(slot.host[f]), rows, samples_filled_,
+            slot.transformed_host[f].get()));
+      }
+      transform_.Add(Now() - t0);
+    }
     if (device_ >= 0) RETURN_IF_ERROR(CopyToDevice(&slot, rows));
+    samples_filled_ += rows;
     {
       std::lock_guard<std::mutex> lock(ring_->mu);
       slot.rows = rows;
@@ -621,6 +678,13 @@ class Loader::Impl {
       RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(slot->device[f].get(), slot->host[f],
                                            rows * spec.row_bytes(), cudaMemcpyHostToDevice, s),
                            "cudaMemcpyAsync host to device");
+      if (transform_of_[f] >= 0) {
+        RETURN_IF_CUDA_ERROR(
+            gpu::LaunchImageTransform(o_.transforms[transform_of_[f]].transform,
+                                      static_cast<const uint8_t*>(slot->device[f].get()), rows,
+                                      samples_filled_, slot->transformed_device[f].get(), s),
+            "image transform kernel launch");
+      }
     }
     RETURN_IF_CUDA_ERROR(cudaEventRecord(slot->copied.get(), s), "cudaEventRecord");
     ++copies_started_;
@@ -647,24 +711,46 @@ class Loader::Impl {
   int64_t batches_ = 0, records_ = 0;
   int64_t ready_samples_ = 0, next_calls_ = 0;
   std::atomic<int64_t> bytes_{0}, skipped_{0};
-  Timer read_, crc_, decode_, copy_, wait_;
+  Timer read_, crc_, decode_, copy_, wait_, transform_;
+  std::vector<int> transform_of_;      // per feature: index into o_.transforms, or -1
+  std::vector<int64_t> shard_start_;   // per shard: dataset position of its first record
+  int64_t samples_filled_ = 0;         // producer thread only
   double start_ = 0;
 };
 
 absl::StatusOr<std::unique_ptr<Loader>> Loader::Create(Dataset dataset,
                                                        const LoaderOptions& options) {
-  auto impl = std::make_unique<Impl>(std::move(dataset), options);
+  std::string cache_note;
+  if (options.cache.enabled) {
+    ASSIGN_OR_RETURN(std::unique_ptr<ResidentLoader> resident,
+                     ResidentLoader::Create(dataset, options, &cache_note));
+    if (resident != nullptr) {
+      return std::unique_ptr<Loader>(new Loader(nullptr, std::move(resident), cache_note));
+    }
+  }
+  LoaderOptions streaming = options;
+  streaming.cache = CacheOptions();
+  auto impl = std::make_unique<Impl>(std::move(dataset), streaming);
   RETURN_IF_ERROR(impl->Start());
-  return std::unique_ptr<Loader>(new Loader(std::move(impl)));
+  return std::unique_ptr<Loader>(new Loader(std::move(impl), nullptr, std::move(cache_note)));
 }
 
-Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Loader::Loader(std::unique_ptr<Impl> impl, std::unique_ptr<ResidentLoader> resident,
+               std::string cache_note)
+    : impl_(std::move(impl)), resident_(std::move(resident)), cache_note_(std::move(cache_note)) {}
 Loader::~Loader() = default;
-absl::StatusOr<Batch> Loader::Next() { return impl_->Next(); }
-LoaderStats Loader::stats() const { return impl_->stats(); }
-const std::vector<FeatureSpec>& Loader::features() const { return impl_->features(); }
-int64_t Loader::batches_per_epoch() const { return impl_->batches_per_epoch(); }
-int Loader::device() const { return impl_->device(); }
-const std::string& Loader::device_note() const { return impl_->device_note(); }
+absl::StatusOr<Batch> Loader::Next() { return resident_ ? resident_->Next() : impl_->Next(); }
+LoaderStats Loader::stats() const { return resident_ ? resident_->stats() : impl_->stats(); }
+const std::vector<FeatureSpec>& Loader::features() const {
+  return resident_ ? resident_->features() : impl_->features();
+}
+int64_t Loader::batches_per_epoch() const {
+  return resident_ ? resident_->batches_per_epoch() : impl_->batches_per_epoch();
+}
+int Loader::device() const { return resident_ ? resident_->device() : impl_->device(); }
+const std::string& Loader::device_note() const {
+  return resident_ ? resident_->device_note() : impl_->device_note();
+}
+const std::string& Loader::cache_note() const { return cache_note_; }
 
 }  // namespace shardfeed

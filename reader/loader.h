@@ -44,10 +44,42 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gpu/image_transform.h"
 #include "reader/dataset.h"
 #include "reader/feature_spec.h"
 
 namespace shardfeed {
+
+// A fused transform of one uint8 image feature (gpu/image_transform.h): the
+// batch then holds it as normalized NCHW float32/float16/bfloat16 [rows, C,
+// H, W]. On a GPU one kernel runs on the loader's stream right after the
+// copy (uint8 crosses PCIe, 4x fewer bytes than float32); on the host path
+// the reference implementation does the same work. The feature's shape must
+// be [C, H, W] for layout kCHW (e.g. CIFAR's planar image) or [H, W, C] for
+// kHWC. Each image is sample number k of the loader's delivery order (k =
+// 0, 1, ... across epochs): its crop and flip depend only on (seed, k).
+struct FeatureTransform {
+  std::string feature;
+  gpu::ImageTransform transform;
+};
+
+// Keep features resident in memory and serve every epoch from there: loaded
+// once through the normal pipeline, then each epoch is a seeded permutation
+// of record indices (copied to the device once per epoch) and each batch a
+// gather kernel over the resident table: no host-to-device traffic per epoch
+// but those indices. With `features` naming only some (e.g. the labels),
+// those stay resident while the others stream, joined by record index.
+// Needs a dataset whose record count is known (manifest or index files).
+// Where the table does not fit `budget_bytes`, the loader streams instead
+// and says why in cache_note(). With no device the table lives in host
+// memory (same API, same batch order).
+struct CacheOptions {
+  bool enabled = false;
+  std::vector<std::string> features;  // empty: every fixed-shape feature
+  // Memory the table may take. 0: 80% of the device's free memory (host:
+  // a quarter of physical memory).
+  int64_t budget_bytes = 0;
+};
 
 struct LoaderOptions {
   // Features to deliver. Default (empty): the manifest's schema.
@@ -72,7 +104,18 @@ struct LoaderOptions {
   // stats) instead of failing Next() with DATA_LOSS. A damaged framing skips
   // the rest of that shard's part. Default: false.
   bool skip_corrupt = false;
+  // Image transforms, at most one per feature (see FeatureTransform).
+  std::vector<FeatureTransform> transforms;
+  // Also deliver "__index", int64 [rows] in host memory: each record's
+  // position in the dataset (shards in dataset order, records in shard
+  // order). Default: false.
+  bool record_index = false;
+  // Resident (device) cache; see CacheOptions. Default: off.
+  CacheOptions cache;
 };
+
+// The name of the record-index tensor (LoaderOptions::record_index).
+inline constexpr char kRecordIndexTensor[] = "__index";
 
 struct Tensor {
   std::string name;
@@ -95,9 +138,20 @@ struct LoaderStats {
   double copy_seconds = 0;    // host-to-device copies (GPU only)
   double wait_seconds = 0;    // Next() waiting for a slot
   double mean_ready_slots = 0;  // ring occupancy seen by Next()
+  double transform_seconds = 0;  // host-path image transforms (GPU: in copy)
+  int64_t cache_bytes = 0;       // resident table size (0: no cache)
+  double cache_load_seconds = 0; // loading the resident table
 };
 
-class Ring;
+// Owns the memory behind Batches (a ring of slots); Release hands a slot
+// back. Thread-safe. Internal: users only see Batch.
+class SlotOwner {
+ public:
+  virtual ~SlotOwner() = default;
+  virtual void Release(int slot, void* consumer_stream) = 0;
+};
+
+class ResidentLoader;
 
 class Batch {
  public:
@@ -123,7 +177,9 @@ class Batch {
 
  private:
   friend class Loader;
-  std::shared_ptr<Ring> ring_;
+  friend class ResidentLoader;
+  std::shared_ptr<SlotOwner> ring_;
+  std::unique_ptr<Batch> inner_;  // a streamed batch this one extends
   int slot_ = -1;
   int64_t rows_ = 0;
   int64_t epoch_ = 0;
@@ -151,11 +207,17 @@ class Loader {
   int64_t batches_per_epoch() const;
   int device() const;                 // -1: host memory
   const std::string& device_note() const;  // why host, when a GPU was asked for
+  // What the resident cache does ("12.3 MB of image, label resident on GPU
+  // 0"), or why it is not used; empty when no cache was asked for.
+  const std::string& cache_note() const;
 
  private:
   class Impl;
-  explicit Loader(std::unique_ptr<Impl> impl);
+  Loader(std::unique_ptr<Impl> impl, std::unique_ptr<ResidentLoader> resident,
+         std::string cache_note);
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<ResidentLoader> resident_;
+  std::string cache_note_;
 };
 
 }  // namespace shardfeed

@@ -1,0 +1,59 @@
+#include "gpu/gather_kernel.h"
+
+#include <cstring>
+
+namespace shardfeed::gpu {
+namespace {
+
+// Word is the copy unit: uint4 (16 bytes) when rows and pointers allow it,
+// else bytes. One thread per word of the output, grid-stride.
+template <typename Word>
+__global__ void GatherKernel(const Word* __restrict__ src, int64_t row_words,
+                             const int64_t* __restrict__ idx, int64_t rows, Word* __restrict__ dst) {
+  const int64_t total = rows * row_words;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / row_words;
+    const int64_t w = i - r * row_words;
+    dst[i] = src[idx[r] * row_words + w];
+  }
+}
+
+template <typename Word>
+void Launch(const void* src, int64_t row_words, const int64_t* idx, int64_t rows, void* dst,
+            cudaStream_t stream) {
+  const int64_t total = rows * row_words;
+  const int threads = 256;
+  const int64_t wanted = (total + threads - 1) / threads;
+  const int blocks = static_cast<int>(wanted < 65535 * 4 ? wanted : 65535 * 4);
+  GatherKernel<Word><<<blocks, threads, 0, stream>>>(static_cast<const Word*>(src), row_words, idx,
+                                                     rows, static_cast<Word*>(dst));
+}
+
+}  // namespace
+
+cudaError_t LaunchGatherRows(const void* src, size_t row_bytes, const int64_t* idx, int64_t rows,
+                             void* dst, cudaStream_t stream) {
+  if (rows == 0 || row_bytes == 0) return cudaSuccess;
+  const bool aligned = row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+  if (aligned) {
+    Launch<uint4>(src, static_cast<int64_t>(row_bytes / 16), idx, rows, dst, stream);
+  } else if (row_bytes % 8 == 0 && reinterpret_cast<uintptr_t>(src) % 8 == 0 &&
+             reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
+    Launch<uint64_t>(src, static_cast<int64_t>(row_bytes / 8), idx, rows, dst, stream);
+  } else {
+    Launch<uint8_t>(src, static_cast<int64_t>(row_bytes), idx, rows, dst, stream);
+  }
+  return cudaGetLastError();
+}
+
+void GatherRowsOnHost(const void* src, size_t row_bytes, const int64_t* idx, int64_t rows,
+                      void* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(static_cast<char*>(dst) + r * row_bytes,
+                static_cast<const char*>(src) + idx[r] * row_bytes, row_bytes);
+  }
+}
+
+}  // namespace shardfeed::gpu

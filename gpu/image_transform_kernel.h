@@ -1,0 +1,28 @@
+// The fused device transform of gpu/image_transform.h (uint8 -> normalized
+// NCHW float32/float16/bfloat16 with optional crop/flip), one thread per
+// output element. Compiled by nvcc; callable from host C++.
+//
+// `in` and `out` are device pointers; a and b are the per-channel
+// coefficients from NormalizationCoefficients (host arrays, <= 4 channels
+// are passed by value, more through `coefficients_device`). Returns the
+// launch error (cudaGetLastError); the caller turns it into a Status.
+#ifndef SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_
+#define SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "gpu/image_transform.h"
+
+namespace shardfeed::gpu {
+
+constexpr int kMaxTransformChannels = 8;
+
+// Requires t.channels <= kMaxTransformChannels (checked: cudaErrorInvalidValue).
+cudaError_t LaunchImageTransform(const ImageTransform& t, const uint8_t* in, int64_t rows,
+                                 uint64_t first_sample, void* out, cudaStream_t stream);
+
+}  // namespace shardfeed::gpu
+
+#endif  // SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_

@@ -1,0 +1,32 @@
+// Matching LoaderOptions::transforms to the feature spec, and describing a
+// transformed batch tensor. Shared by the streaming Loader and the resident
+// cache. Pure functions; errors are INVALID_ARGUMENT naming the feature.
+#ifndef SHARDFEED_READER_FEATURE_TRANSFORMS_H_
+#define SHARDFEED_READER_FEATURE_TRANSFORMS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "reader/loader.h"
+
+namespace shardfeed {
+
+// Sets (*transform_of)[f] to the index in `transforms` of feature f's
+// transform, or -1. Each transform must name a fixed-shape uint8 feature
+// whose shape is [C, H, W] (layout kCHW) or [H, W, C] (kHWC) of the
+// transform's sizes, at most once, and be valid.
+absl::Status ResolveTransforms(const std::vector<FeatureSpec>& features,
+                               const std::vector<FeatureTransform>& transforms,
+                               std::vector<int>* transform_of);
+
+// The tensor of `rows` transformed images at `data`: [rows, C, H, W] of the
+// transform's output type.
+Tensor TransformedTensor(const std::string& name, const gpu::ImageTransform& t, int64_t rows,
+                         void* data, int device);
+
+DType DTypeOf(gpu::OutputType t);
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_READER_FEATURE_TRANSFORMS_H_

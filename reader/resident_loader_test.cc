@@ -1,0 +1,369 @@
+// The resident cache (LoaderOptions::cache) and image transforms through
+// the Loader: exactly-once over seeds and ranks, determinism, record
+// indices, partial residency joined by index, the budget fallback, batching,
+// transforms equal to the reference on both paths, bad options. Runs on the
+// host path here; on a GPU machine the same tests exercise the device
+// (tensors are copied back to check them).
+#include "reader/resident_loader.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "converter/example_encoder.h"
+#include "gtest/gtest.h"
+#include "reader/loader.h"
+#include "record/record_writer.h"
+#include "record/test_util.h"
+
+namespace shardfeed {
+namespace {
+
+constexpr int kRecords = 600;
+
+uint8_t Pixel(int64_t id, int k) { return static_cast<uint8_t>(id * 13 + k); }
+
+std::string MakeRecord(int i) {
+  ExampleEncoder e;
+  std::string image(12, '\0');
+  for (int k = 0; k < 12; ++k) image[k] = static_cast<char>(Pixel(i, k));
+  std::string blob(i % 7, static_cast<char>('a' + i % 26));
+  e.AddInt64("id", i);
+  e.AddBytes("image", image);
+  e.AddBytes("blob", blob);
+  return e.Finish();
+}
+
+std::vector<FeatureSpec> Spec() {
+  auto spec = ParseSpec("id:int64,image:uint8[1,3,4],blob:bytes");
+  EXPECT_TRUE(spec.ok());
+  return *spec;
+}
+
+// kRecords records over 4 shards, written in id order (so record index == id).
+std::string MakeDataset() {
+  std::string dir = testing::MakeTempDir();
+  int next = 0;
+  for (int s = 0; s < 4; ++s) {
+    const int n = s == 3 ? kRecords - next : 140 + 10 * s;
+    auto w = RecordWriter::Create(absl::StrCat(dir, "/data-", s, ".tfrecord"), {});
+    EXPECT_TRUE(w.ok());
+    for (int k = 0; k < n; ++k) EXPECT_TRUE((*w)->WriteRecord(MakeRecord(next++)).ok());
+    EXPECT_TRUE((*w)->Close().ok());
+  }
+  return dir;
+}
+
+std::vector<char> ToHost(const Batch& b, const Tensor& t) {
+  std::vector<char> out(t.bytes);
+  if (t.device < 0) {
+    std::memcpy(out.data(), t.data, t.bytes);
+  } else {
+    EXPECT_EQ(cudaSuccess, cudaEventSynchronize(static_cast<cudaEvent_t>(b.cuda_event())));
+    EXPECT_EQ(cudaSuccess, cudaMemcpy(out.data(), t.data, t.bytes, cudaMemcpyDeviceToHost));
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> Values(const Batch& b, const std::string& name) {
+  const Tensor* t = b.Find(name);
+  EXPECT_NE(nullptr, t) << name;
+  if (t == nullptr) return {};
+  std::vector<char> bytes = ToHost(b, *t);
+  std::vector<T> v(bytes.size() / sizeof(T));
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+struct Run {
+  std::vector<std::vector<int64_t>> batches;  // ids per batch
+  std::string cache_note;
+  LoaderStats stats;
+};
+
+// Reads everything, checking each row's image against its id.
+absl::StatusOr<Run> ReadAll(const std::string& dir, LoaderOptions o) {
+  auto ds = Dataset::Open({dir});
+  if (!ds.ok()) return ds.status();
+  if (o.features.empty()) o.features = Spec();
+  auto loader = Loader::Create(*std::move(ds), o);
+  if (!loader.ok()) return loader.status();
+  Run run;
+  run.cache_note = (*loader)->cache_note();
+  for (;;) {
+    auto batch = (*loader)->Next();
+    if (absl::IsOutOfRange(batch.status())) break;
+    if (!batch.ok()) return batch.status();
+    std::vector<int64_t> ids = Values<int64_t>(*batch, "id");
+    std::vector<uint8_t> image = Values<uint8_t>(*batch, "image");
+    if (static_cast<int64_t>(ids.size()) != batch->size()) return absl::InternalError("rows");
+    for (size_t r = 0; r < ids.size(); ++r) {
+      for (int k = 0; k < 12; ++k) {
+        if (image[r * 12 + k] != Pixel(ids[r], k)) {
+          return absl::InternalError(absl::StrCat("image of record ", ids[r], " is wrong"));
+        }
+      }
+    }
+    if (o.record_index) {
+      std::vector<int64_t> index = Values<int64_t>(*batch, kRecordIndexTensor);
+      if (index != ids) return absl::InternalError("__index differs from the ids");
+    }
+    run.batches.push_back(std::move(ids));
+  }
+  run.stats = (*loader)->stats();
+  return run;
+}
+
+std::vector<int64_t> Flatten(const Run& r) {
+  std::vector<int64_t> all;
+  for (const auto& b : r.batches) all.insert(all.end(), b.begin(), b.end());
+  return all;
+}
+
+LoaderOptions Cached() {
+  LoaderOptions o;
+  o.cache.enabled = true;
+  o.cache.features = {"id", "image"};  // blob (variable length) streams
+  o.batch_size = 64;
+  return o;
+}
+
+TEST(ResidentLoader, ExactlyOnceOverSeedsAndRanks) {
+  const std::string dir = MakeDataset();
+  for (bool partial : {false, true}) {
+    for (uint64_t seed : {1u, 5u}) {
+      for (int world : {1, 2, 3}) {
+        std::multiset<int64_t> seen;
+        std::set<size_t> batch_counts;
+        for (int rank = 0; rank < world; ++rank) {
+          LoaderOptions o = Cached();
+          if (!partial) o.features = *ParseSpec("id:int64,image:uint8[1,3,4]");
+          if (partial) o.cache.features = {"id"};  // labels resident, images stream
+          o.seed = seed;
+          o.rank = rank;
+          o.world_size = world;
+          auto run = ReadAll(dir, o);
+          ASSERT_TRUE(run.ok()) << run.status();
+          EXPECT_NE(std::string::npos, run->cache_note.find("resident cache: id")) << run->cache_note;
+          for (int64_t id : Flatten(*run)) seen.insert(id);
+          batch_counts.insert(run->batches.size());
+          EXPECT_GT(run->stats.cache_bytes, 0);
+        }
+        SCOPED_TRACE(absl::StrCat("partial ", partial, " seed ", seed, " world ", world));
+        EXPECT_EQ(1u, batch_counts.size()) << "ranks got different numbers of batches";
+        ASSERT_EQ(static_cast<size_t>(kRecords), seen.size());
+        EXPECT_EQ(static_cast<size_t>(kRecords), std::set<int64_t>(seen.begin(), seen.end()).size());
+      }
+    }
+  }
+}
+
+TEST(ResidentLoader, OrderDependsOnlyOnTheSeedAndChangesEachEpoch) {
+  const std::string dir = MakeDataset();
+  LoaderOptions o = Cached();
+  o.features = *ParseSpec("id:int64,image:uint8[1,3,4]");
+  o.epochs = 2;
+  o.seed = 11;
+  auto a = ReadAll(dir, o);
+  o.io_threads = 1;
+  o.decode_threads = 3;
+  auto b = ReadAll(dir, o);
+  o.seed = 12;
+  auto c = ReadAll(dir, o);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->batches, b->batches);
+  EXPECT_NE(a->batches, c->batches);
+  ASSERT_EQ(20u, a->batches.size());  // 2 epochs of ceil(600 / 64)
+  std::vector<int64_t> all = Flatten(*a);
+  std::vector<int64_t> first(all.begin(), all.begin() + kRecords);
+  std::vector<int64_t> second(all.begin() + kRecords, all.end());
+  EXPECT_NE(first, second);
+  std::sort(first.begin(), first.end());
+  std::sort(second.begin(), second.end());
+  EXPECT_EQ(first, second);
+}
+
+TEST(ResidentLoader, BatchingAndRemainders) {
+  const std::string dir = MakeDataset();
+  LoaderOptions o = Cached();
+  auto run = ReadAll(dir, o);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(10u, run->batches.size());
+  EXPECT_EQ(24u, run->batches.back().size());
+  o.drop_remainder = true;
+  o.features = *ParseSpec("id:int64,image:uint8[1,3,4]");
+  run = ReadAll(dir, o);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(9u, run->batches.size());
+  for (const auto& b : run->batches) EXPECT_EQ(64u, b.size());
+}
+
+TEST(ResidentLoader, RecordIndexMatchesTheDataOnEveryPath) {
+  const std::string dir = MakeDataset();
+  for (int mode = 0; mode < 3; ++mode) {  // streaming, resident, partial
+    LoaderOptions o = mode == 0 ? LoaderOptions() : Cached();
+    o.batch_size = 50;
+    o.record_index = true;
+    o.seed = 3;
+    if (mode == 1) o.features = *ParseSpec("id:int64,image:uint8[1,3,4]");
+    auto run = ReadAll(dir, o);
+    ASSERT_TRUE(run.ok()) << "mode " << mode << ": " << run.status();
+    EXPECT_EQ(static_cast<size_t>(kRecords), Flatten(*run).size());
+  }
+}
+
+TEST(ResidentLoader, TooSmallABudgetStreamsAndSaysWhy) {
+  const std::string dir = MakeDataset();
+  LoaderOptions o = Cached();
+  o.cache.budget_bytes = 1000;  // the table needs 600 * 20 bytes
+  auto run = ReadAll(dir, o);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_NE(std::string::npos, run->cache_note.find("streaming instead")) << run->cache_note;
+  EXPECT_EQ(0, run->stats.cache_bytes);
+  EXPECT_EQ(static_cast<size_t>(kRecords), Flatten(*run).size());
+}
+
+TEST(ResidentLoader, NoGpuKeepsTheTableInHostMemory) {
+  const std::string dir = MakeDataset();
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o = Cached();
+  o.features = Spec();
+  o.device = 0;
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  auto b = (*loader)->Next();
+  ASSERT_TRUE(b.ok()) << b.status();
+  if ((*loader)->device() < 0) {
+    EXPECT_NE(std::string::npos, (*loader)->device_note().find("host memory"));
+    EXPECT_NE(std::string::npos, (*loader)->cache_note().find("in host memory"));
+    EXPECT_EQ(-1, b->Find("id")->device);
+  } else {
+    EXPECT_NE(std::string::npos, (*loader)->cache_note().find("in GPU 0"));
+    EXPECT_EQ(0, b->Find("id")->device);
+    EXPECT_NE(nullptr, b->cuda_event());
+  }
+}
+
+// Every transformed image equals the reference applied to the image its id
+// implies, as sample number k of the delivery order.
+void CheckTransforms(LoaderOptions o, const std::string& dir) {
+  gpu::ImageTransform t;
+  t.layout = gpu::ImageLayout::kCHW;
+  t.channels = 1;
+  t.height = 3;
+  t.width = 4;
+  t.mean = {0.5f};
+  t.std = {0.25f};
+  t.pad = 1;
+  t.flip = true;
+  t.seed = 77;
+  for (gpu::OutputType type :
+       {gpu::OutputType::kFloat32, gpu::OutputType::kFloat16, gpu::OutputType::kBFloat16}) {
+    t.output = type;
+    o.transforms = {{"image", t}};
+    o.epochs = 2;
+    auto ds = Dataset::Open({dir});
+    ASSERT_TRUE(ds.ok());
+    auto loader = Loader::Create(*ds, o);
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    uint64_t sample = 0;
+    int64_t rows_seen = 0;
+    for (;;) {
+      auto b = (*loader)->Next();
+      if (absl::IsOutOfRange(b.status())) break;
+      ASSERT_TRUE(b.ok()) << b.status();
+      const Tensor* image = b->Find("image");
+      ASSERT_NE(nullptr, image);
+      EXPECT_EQ((std::vector<int64_t>{b->size(), 1, 3, 4}), image->shape);
+      EXPECT_EQ(gpu::OutputTypeSize(type) * 12 * b->size(), image->bytes);
+      std::vector<int64_t> ids = Values<int64_t>(*b, "id");
+      std::vector<uint8_t> source(ids.size() * 12);
+      for (size_t r = 0; r < ids.size(); ++r) {
+        for (int k = 0; k < 12; ++k) source[r * 12 + k] = Pixel(ids[r], k);
+      }
+      std::vector<char> want(image->bytes);
+      ASSERT_TRUE(gpu::TransformImagesOnHost(t, source.data(), b->size(), sample, want.data()).ok());
+      std::vector<char> got = ToHost(*b, *image);
+      if ((*loader)->device() < 0 || type == gpu::OutputType::kFloat32) {
+        if ((*loader)->device() < 0) {
+          ASSERT_EQ(want, got) << "batch at sample " << sample;
+        } else {
+          for (size_t i = 0; i < want.size() / 4; ++i) {
+            float w, g;
+            std::memcpy(&w, &want[i * 4], 4);
+            std::memcpy(&g, &got[i * 4], 4);
+            ASSERT_NEAR(w, g, 1e-5f * (1 + std::fabs(w)));
+          }
+        }
+      } else {
+        for (size_t i = 0; i < want.size() / 2; ++i) {
+          uint16_t w, g;
+          std::memcpy(&w, &want[i * 2], 2);
+          std::memcpy(&g, &got[i * 2], 2);
+          ASSERT_LE(std::abs(int(w) - int(g)), 1);
+        }
+      }
+      sample += b->size();
+      rows_seen += b->size();
+    }
+    EXPECT_EQ(2 * kRecords, rows_seen);
+  }
+}
+
+TEST(ImageTransforms, StreamingLoaderMatchesTheReference) {
+  LoaderOptions o;
+  o.features = Spec();
+  o.batch_size = 64;
+  CheckTransforms(o, MakeDataset());
+}
+
+TEST(ImageTransforms, ResidentLoaderMatchesTheReference) {
+  LoaderOptions o = Cached();
+  o.features = Spec();
+  CheckTransforms(o, MakeDataset());
+  o.cache.features = {"image"};  // image resident, id and blob stream
+  CheckTransforms(o, MakeDataset());
+}
+
+TEST(ResidentLoader, BadOptionsAreRejected) {
+  const std::string dir = MakeDataset();
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o = Cached();
+  o.features = Spec();
+  o.cache.features = {"blob"};
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+  o.cache.features = {"nope"};
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+  o.cache.features = {};
+  gpu::ImageTransform t;  // 3x32x32 does not match image [1,3,4]
+  o.transforms = {{"image", t}};
+  auto bad = Loader::Create(*ds, o);
+  ASSERT_EQ(absl::StatusCode::kInvalidArgument, bad.status().code());
+  EXPECT_NE(std::string::npos, bad.status().message().find("shape is [1,3,4]")) << bad.status();
+  o.cache.enabled = false;
+  o.transforms = {{"id", t}};
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+}
+
+TEST(ResidentLoader, HoldingTheNextSlotIsAnErrorNotADeadlock) {
+  const std::string dir = MakeDataset();
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o = Cached();
+  o.features = Spec();
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  auto a = (*loader)->Next();
+  auto b = (*loader)->Next();
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = (*loader)->Next();
+  EXPECT_EQ(absl::StatusCode::kFailedPrecondition, c.status().code());
+  a->Release();
+  c = (*loader)->Next();
+  EXPECT_TRUE(c.ok()) << c.status();
+}
+
+}  // namespace
+}  // namespace shardfeed
