@@ -27,12 +27,17 @@ echo "== check them (every CRC, the schema, the index files and the manifest)"
 echo "== read them through the loader pipeline (host memory: this machine may have no GPU)"
 "$sf" bench "$out/cifar10" --batch-size 64 --epochs 2
 
+echo "== resident cache + fused transform (uint8 planar CIFAR -> normalized NCHW float16, crop, flip)"
+"$sf" bench "$out/cifar10" --split train --batch-size 64 --epochs 3 --cache \
+  --transform 'image=chw,float16,cifar10,pad=4,flip'
+
 echo "== exactly once: the loader's fingerprint equals a sequential decode"
 "$sf" bench "$out/cifar10" --epochs 1 --fingerprint | tail -1
 "$sf" cat --fingerprint "$out/cifar10"
 
 echo "== the first record, as JSON"
-"$sf" cat "$out/cifar10/test-00000-of-00001.tfrecord" | head -1 | cut -c1-160
+"$sf" cat "$out/cifar10/test-00000-of-00001.tfrecord" > "$out/test.jsonl"
+head -1 "$out/test.jsonl" | cut -c1-160
 echo "..."
 
 echo "== copy the sample shards (re-encoding the gzip ones to plain TFRecord)"

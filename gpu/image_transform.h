@@ -35,7 +35,9 @@ const char* OutputTypeName(OutputType t);
 
 struct ImageTransform {
   ImageLayout layout = ImageLayout::kCHW;
-  int channels = 3, height = 32, width = 32;
+  // Image size. All 0 (the default): taken from the feature's shape when
+  // the Loader matches the transform to its feature.
+  int channels = 0, height = 0, width = 0;
   OutputType output = OutputType::kFloat32;
   float scale = 1.0f / 255.0f;
   std::vector<float> mean;  // per channel; empty: 0

@@ -251,6 +251,9 @@ TEST(TransformOnDevice, MatchesTheHostReference) {
   for (ImageLayout layout : {ImageLayout::kCHW, ImageLayout::kHWC}) {
     for (OutputType type : {OutputType::kFloat32, OutputType::kFloat16, OutputType::kBFloat16}) {
       ImageTransform t;
+      t.channels = 3;
+      t.height = 32;
+      t.width = 32;
       t.layout = layout;
       t.output = type;
       t.mean = {0.4914f, 0.4822f, 0.4465f};

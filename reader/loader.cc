@@ -159,7 +159,7 @@ class Loader::Impl {
       return absl::InvalidArgumentError(
           absl::StrCat("rank ", o_.rank, " is not in [0, world_size=", o_.world_size, ")"));
     }
-    RETURN_IF_ERROR(ResolveTransforms(o_.features, o_.transforms, &transform_of_));
+    RETURN_IF_ERROR(ResolveTransforms(o_.features, &o_.transforms, &transform_of_));
     shard_start_.assign(ds_.shards.size(), 0);
     for (size_t i = 1; i < ds_.shards.size(); ++i) {
       shard_start_[i] = shard_start_[i - 1] + ds_.shards[i - 1].records;

@@ -89,7 +89,7 @@ class ResidentLoader::Impl {
       return absl::InvalidArgumentError(
           absl::StrCat("rank ", o_.rank, " is not in [0, world_size=", o_.world_size, ")"));
     }
-    RETURN_IF_ERROR(ResolveTransforms(o_.features, o_.transforms, &transform_of_));
+    RETURN_IF_ERROR(ResolveTransforms(o_.features, &o_.transforms, &transform_of_));
     RETURN_IF_ERROR(ChooseResidentFeatures());
 
     const int64_t n = ds_.total_records();

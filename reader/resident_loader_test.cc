@@ -339,6 +339,9 @@ TEST(ResidentLoader, BadOptionsAreRejected) {
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
   o.cache.features = {};
   gpu::ImageTransform t;  // 3x32x32 does not match image [1,3,4]
+  t.channels = 3;
+  t.height = 32;
+  t.width = 32;
   o.transforms = {{"image", t}};
   auto bad = Loader::Create(*ds, o);
   ASSERT_EQ(absl::StatusCode::kInvalidArgument, bad.status().code());
