@@ -40,12 +40,22 @@ struct Timer {
   double seconds() const { return ns.load() / 1e9; }
 };
 
-// A run of consecutive records of one shard, copied out of the reader.
+// One record, copied out of the reader into its own buffer: the shuffle
+// buffer then holds exactly its records (memory ~ shuffle_buffer x record
+// size), not the larger read chunks they came from.
+struct RecordRef {
+  std::string bytes;
+  size_t shard = 0;
+  uint64_t offset = 0;   // in the shard
+  int64_t ordinal = 0;   // record number in the shard
+  absl::string_view data() const { return bytes; }
+};
+
+// A run of consecutive records of one shard, handed from an I/O thread to
+// the producer.
 struct Chunk {
-  std::string data;
-  std::vector<std::pair<uint32_t, uint32_t>> spans;  // (offset in data, length)
-  std::vector<uint64_t> offsets;                     // record offsets in the shard
-  std::vector<int64_t> ordinals;                     // record numbers in the shard
+  std::vector<RecordRef> records;
+  size_t bytes = 0;
   size_t shard = 0;
   bool end_of_item = false;
   absl::Status error;  // DATA_LOSS etc., on the item's last chunk
@@ -53,16 +63,7 @@ struct Chunk {
 };
 using ChunkPtr = std::shared_ptr<Chunk>;
 
-struct RecordRef {
-  ChunkPtr chunk;
-  uint32_t index = 0;
-  absl::string_view data() const {
-    auto [o, n] = chunk->spans[index];
-    return absl::string_view(chunk->data).substr(o, n);
-  }
-};
-
-constexpr size_t kChunkBytes = 1 << 20;
+constexpr size_t kChunkBytes = 256 << 10;
 
 }  // namespace
 
@@ -406,12 +407,13 @@ class Loader::Impl {
         continue;
       }
       bytes_.fetch_add(static_cast<int64_t>(record.size()));
-      chunk->spans.emplace_back(static_cast<uint32_t>(chunk->data.size()),
-                                static_cast<uint32_t>(record.size()));
-      chunk->offsets.push_back((*reader)->last_record_offset());
-      chunk->ordinals.push_back(item.first + k);
-      chunk->data.append(record.data(), record.size());
-      if (chunk->data.size() >= kChunkBytes && k + 1 < item.count) {
+      RecordRef& r = chunk->records.emplace_back();
+      r.bytes.assign(record.data(), record.size());
+      r.shard = item.shard;
+      r.offset = (*reader)->last_record_offset();
+      r.ordinal = item.first + k;
+      chunk->bytes += record.size();
+      if (chunk->bytes >= kChunkBytes && k + 1 < item.count) {
         if (!queue->Push(std::move(chunk))) return false;
         chunk = std::make_shared<Chunk>();
         chunk->shard = item.shard;
@@ -480,9 +482,8 @@ class Loader::Impl {
    private:
     absl::StatusOr<bool> NextInOrder(RecordRef* out) {
       for (;;) {
-        if (chunk_ && pos_ < chunk_->spans.size()) {
-          out->chunk = chunk_;
-          out->index = static_cast<uint32_t>(pos_++);
+        if (chunk_ && pos_ < chunk_->records.size()) {
+          *out = std::move(chunk_->records[pos_++]);
           return true;
         }
         if (chunk_ && chunk_->end_of_item) {
@@ -591,8 +592,7 @@ class Loader::Impl {
           }
           errors[i] = DecodeExampleRow(refs[i].data(), o_.features, fixed.data(), var.data());
           if (o_.record_index) {
-            const Chunk& c = *refs[i].chunk;
-            slot.index[row] = shard_start_[c.shard] + c.ordinals[refs[i].index];
+            slot.index[row] = shard_start_[refs[i].shard] + refs[i].ordinal;
           }
         }
         decode_.Add(Now() - w0);
@@ -603,9 +603,9 @@ class Loader::Impl {
       for (size_t i = 0; i < refs.size(); ++i) {
         const int64_t row = base + static_cast<int64_t>(i);
         if (!errors[i].ok()) {
-          const Chunk& c = *refs[i].chunk;
+
           absl::Status located = absl::DataLossError(absl::StrCat(
-              ds_.shards[c.shard].path, ":", c.offsets[refs[i].index], ": ", errors[i].message()));
+              ds_.shards[refs[i].shard].path, ":", refs[i].offset, ": ", errors[i].message()));
           if (!o_.skip_corrupt) return located;
           skipped_.fetch_add(1);
           continue;
