@@ -1,5 +1,8 @@
 #include "check/schema.h"
 
+#include <algorithm>
+
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -74,19 +77,38 @@ Schema InferSchema(const std::vector<std::string>& sample) {
 }
 
 std::string SchemaProblem(absl::string_view record, const Schema& schema) {
-  auto observed = Observe(record);
-  if (!observed.ok()) {
-    return absl::StrCat("not an Example: ", observed.status().message());
-  }
+  // Allocation-free on the clean path: keys are views into the record;
+  // a repeated key replaces the earlier one (last wins, as in protobuf).
+  absl::InlinedVector<std::pair<absl::string_view, Observed>, 16> observed;
+  absl::Status walked = WalkExample(record, [&](absl::string_view key, const FeatureView& f) {
+    int64_t count = 0, bytes = 0;
+    absl::Status st = CountValues(f, &count, &bytes);
+    if (!st.ok()) return st;
+    const Observed o{f.kind, count, f.kind == FeatureKind::kBytes && count == 1 ? bytes : -1};
+    for (auto& [k, v] : observed) {
+      if (k == key) {
+        v = o;
+        return absl::OkStatus();
+      }
+    }
+    observed.emplace_back(key, o);
+    return absl::OkStatus();
+  });
+  if (!walked.ok()) return absl::StrCat("not an Example: ", walked.message());
   if (schema.empty()) return "";
   std::vector<std::string> problems;
+  size_t matched = 0;
   for (const auto& [key, rule] : schema) {
-    auto it = observed->find(key);
-    if (it == observed->end()) {
+    const Observed* found = nullptr;
+    for (const auto& [k, v] : observed) {
+      if (k == key) found = &v;
+    }
+    if (found == nullptr) {
       problems.push_back(absl::StrCat("missing feature '", key, "'"));
       continue;
     }
-    const Observed& o = it->second;
+    ++matched;
+    const Observed& o = *found;
     if (o.kind == FeatureKind::kNone) continue;  // an empty Feature: a missing value
     if (rule.kind != FeatureKind::kNone && o.kind != rule.kind) {
       problems.push_back(absl::StrCat("feature '", key, "' is ", FeatureKindName(o.kind),
@@ -99,8 +121,15 @@ std::string SchemaProblem(absl::string_view record, const Schema& schema) {
                                       " bytes long, expected ", rule.byte_length));
     }
   }
-  for (const auto& [key, o] : *observed) {
-    if (!schema.count(key)) problems.push_back(absl::StrCat("unexpected feature '", key, "'"));
+  if (matched < observed.size()) {
+    std::vector<absl::string_view> unexpected;
+    for (const auto& [k, v] : observed) {
+      if (schema.find(k) == schema.end()) unexpected.push_back(k);
+    }
+    std::sort(unexpected.begin(), unexpected.end());
+    for (absl::string_view k : unexpected) {
+      problems.push_back(absl::StrCat("unexpected feature '", k, "'"));
+    }
   }
   return absl::StrJoin(problems, "; ");
 }

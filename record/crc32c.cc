@@ -69,7 +69,57 @@ const Implementation& GetImplementation() {
   return impl;
 }
 
+constexpr uint32_t kPoly = 0x82f63b78u;  // reflected Castagnoli
+
+// a * b modulo the polynomial, both in reflected form (x^0 is 1 << 31).
+uint32_t MultModP(uint32_t a, uint32_t b) {
+  uint32_t m = 1u << 31, p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) == 0) break;
+    }
+    m >>= 1;
+    b = (b & 1) ? (b >> 1) ^ kPoly : b >> 1;
+  }
+  return p;
+}
+
+// x^(2^k) mod P for k = 0..63.
+std::array<uint32_t, 64> MakePowers() {
+  std::array<uint32_t, 64> t{};
+  uint32_t p = 1u << 30;  // x^1
+  for (int k = 0; k < 64; ++k) {
+    t[k] = p;
+    p = MultModP(p, p);
+  }
+  return t;
+}
+
+// x^(8 n) mod P.
+uint32_t ShiftOperator(uint64_t n) {
+  static const std::array<uint32_t, 64> powers = MakePowers();
+  uint32_t p = 1u << 31;  // x^0
+  int k = 3;              // 8 n = n * 2^3
+  while (n != 0) {
+    if (n & 1) p = MultModP(powers[k], p);
+    n >>= 1;
+    ++k;
+  }
+  return p;
+}
+
 }  // namespace
+
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
+  thread_local uint64_t cached_len = ~uint64_t{0};
+  thread_local uint32_t cached_op = 0;
+  if (len_b != cached_len) {
+    cached_op = ShiftOperator(len_b);
+    cached_len = len_b;
+  }
+  return MultModP(cached_op, crc_a) ^ crc_b;
+}
 
 uint32_t ExtendPortable(uint32_t init_crc, const char* data, size_t n) {
   const Tables& t = GetTables();

@@ -22,6 +22,12 @@ uint32_t Extend(uint32_t init_crc, const char* data, size_t n);
 // Returns crc32c(data[0, n)).
 inline uint32_t Value(const char* data, size_t n) { return Extend(0, data, n); }
 
+// crc32c(A + B) from crc_a = crc32c(A), crc_b = crc32c(B) and len_b = |B|
+// (as zlib's crc32_combine), without touching the bytes: O(log len_b) small
+// GF(2) products, O(1) when len_b repeats (the last operator is cached per
+// thread).
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
 // The portable implementation, whatever the CPU (for tests and benchmarks).
 uint32_t ExtendPortable(uint32_t init_crc, const char* data, size_t n);
 

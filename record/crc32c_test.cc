@@ -60,6 +60,28 @@ TEST(Crc32c, AcceleratedMatchesPortable) {
   }
 }
 
+TEST(Crc32c, CombineEqualsTheWholeForEverySplit) {
+  std::mt19937 rng(5);
+  std::string data(3000, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{100}, size_t{2999},
+                     size_t{3000}}) {
+    const uint32_t a = Value(data.data(), cut);
+    const uint32_t b = Value(data.data() + cut, data.size() - cut);
+    EXPECT_EQ(Value(data.data(), data.size()), Combine(a, b, data.size() - cut)) << cut;
+  }
+  // The cached operator for a repeated length, then a new length.
+  uint32_t whole = 0;
+  for (int k = 0; k < 10; ++k) whole = Combine(whole, Value(data.data() + 300 * k, 300), 300);
+  EXPECT_EQ(Value(data.data(), data.size()), whole);
+  for (int k = 0; k < 300; ++k) {
+    const size_t cut = rng() % data.size();
+    ASSERT_EQ(Value(data.data(), data.size()),
+              Combine(Value(data.data(), cut), Value(data.data() + cut, data.size() - cut),
+                      data.size() - cut));
+  }
+}
+
 TEST(Crc32c, ReportsImplementation) {
   std::string name = ImplementationName();
   EXPECT_TRUE(name == "isal-sse4.2" || name == "portable") << name;
