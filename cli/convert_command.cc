@@ -38,20 +38,6 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
   return static_cast<uint64_t>(v * scale);
 }
 
-std::string SummaryJson(const ConvertSummary& s) {
-  const Manifest& m = s.manifest;
-  std::string shards;
-  for (const auto& sh : m.shards()) {
-    absl::StrAppend(&shards, shards.empty() ? "" : ",",
-                    absl::StrFormat(R"({"file":"%s","split":"%s","records":%d,"bytes":%d})",
-                                    sh.file(), sh.split(), sh.records(), sh.bytes()));
-  }
-  return absl::StrFormat(
-      R"({"ok":true,"records":%d,"bytes":%d,"shards":%d,"skipped_inputs":%d,"seconds":%.3f,"mb_per_s":%.1f,"shard_files":[%s]})",
-      m.total_records(), m.total_bytes(), m.shards_size(), m.skipped_inputs(), s.seconds,
-      m.total_bytes() / 1e6 / std::max(s.seconds, 1e-9), shards);
-}
-
 }  // namespace
 
 int RunConvert(int argc, char** argv) {
@@ -148,7 +134,7 @@ int RunConvert(int argc, char** argv) {
                      ? absl::StrCat("; skipped ", m.skipped_inputs(), " non-image files").c_str()
                      : "");
   }
-  if (json) std::printf("%s\n", SummaryJson(*summary).c_str());
+  if (json) std::printf("%s\n", SummaryToJson(*summary).c_str());
   return kExitOk;
 }
 

@@ -314,4 +314,19 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   return summary;
 }
 
+std::string SummaryToJson(const ConvertSummary& s) {
+  const Manifest& m = s.manifest;
+  std::string shards;
+  for (const auto& sh : m.shards()) {
+    absl::StrAppend(&shards, shards.empty() ? "" : ",",
+                    absl::StrFormat(R"({"file":"%s","split":"%s","records":%d,"bytes":%d})",
+                                    sh.file(), sh.split(), sh.records(), sh.bytes()));
+  }
+  return absl::StrFormat(
+      R"({"ok":true,"records":%d,"bytes":%d,"shards":%d,"skipped_inputs":%d,"seconds":%.3f,"mb_per_s":%.1f,"shard_files":[%s]})",
+      m.total_records(), m.total_bytes(), m.shards_size(), m.skipped_inputs(), s.seconds,
+      m.total_bytes() / 1e6 / std::max(s.seconds, 1e-9), shards);
+}
+
+
 }  // namespace shardfeed

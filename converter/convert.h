@@ -68,6 +68,11 @@ struct ConvertSummary {
 
 absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& options);
 
+// The summary `shardfeed convert --json` prints (and shardfeed.convert()
+// returns in Python): records, bytes, shards, skipped inputs, seconds, MB/s
+// and the shard files.
+std::string SummaryToJson(const ConvertSummary& summary);
+
 // The manifest as written to manifest.json.
 std::string ManifestToJson(const Manifest& manifest);
 

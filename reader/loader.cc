@@ -4,12 +4,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gpu/cuda_resources.h"
 #include "gpu/cuda_status.h"
 #include "gpu/device.h"
@@ -73,6 +75,8 @@ class Ring : public SlotOwner {
   enum class State { kFree, kFilling, kReady, kInUse };
   struct Slot {
     State state = State::kFree;
+    uint64_t seq = 0;        // delivery order of the batch in the slot
+    bool has_copied = false;  // a copy has been recorded on this slot's events
     int64_t rows = 0;
     int64_t epoch = 0;
     std::vector<std::unique_ptr<char[]>> host_memory;  // no GPU
@@ -90,7 +94,7 @@ class Ring : public SlotOwner {
 
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<Slot> slots;
+  std::deque<Slot> slots;  // a deque: slots added by grow_ring never move
   bool gpu = false;
 
   void Release(int slot, void* consumer_stream) override {
@@ -190,29 +194,56 @@ class Loader::Impl {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<Batch> Next() {
+  absl::StatusOr<Batch> Next(absl::Duration timeout) {
     const double t0 = Now();
     std::unique_lock<std::mutex> lock(ring_->mu);
-    Ring::Slot& slot = ring_->slots[next_consume_ % ring_->slots.size()];
     int ready = 0, held = 0;
     for (const auto& s : ring_->slots) {
       ready += s.state == Ring::State::kReady;
       held += s.state == Ring::State::kInUse;
     }
     if (held == static_cast<int>(ring_->slots.size())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "all ", held, " ring slots are held by unreleased batches: release one (or raise "
-          "prefetch) before asking for the next"));
+      if (!o_.grow_ring) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "all ", held, " ring slots are held by unreleased batches: release one (or raise "
+            "prefetch) before asking for the next"));
+      }
+      lock.unlock();
+      Ring::Slot extra;
+      if (device_ >= 0) RETURN_IF_CUDA_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+      RETURN_IF_ERROR(AllocateSlot(&extra));
+      lock.lock();
+      ring_->slots.push_back(std::move(extra));
+      ring_->cv.notify_all();
     }
     ready_samples_ += ready;
     ++next_calls_;
-    ring_->cv.wait(lock, [&] { return slot.state == Ring::State::kReady || producer_done_; });
+    // The batches come in delivery order, whichever slots they were filled in.
+    Ring::Slot* found = nullptr;
+    int found_index = -1;
+    auto next_ready = [&] {
+      for (size_t k = 0; k < ring_->slots.size(); ++k) {
+        Ring::Slot& s = ring_->slots[k];
+        if (s.state == Ring::State::kReady && s.seq == next_consume_) {
+          found = &s;
+          found_index = static_cast<int>(k);
+        }
+      }
+      return found != nullptr || producer_done_;
+    };
+    if (timeout == absl::InfiniteDuration()) {
+      ring_->cv.wait(lock, next_ready);
+    } else if (!ring_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), next_ready)) {
+      wait_.Add(Now() - t0);
+      return absl::DeadlineExceededError("no batch yet");
+    }
     wait_.Add(Now() - t0);
-    if (slot.state != Ring::State::kReady) return final_status_;
+    if (found == nullptr) return final_status_;
+    Ring::Slot& slot = *found;
     slot.state = Ring::State::kInUse;
     Batch b;
     b.ring_ = ring_;
-    b.slot_ = static_cast<int>(next_consume_ % ring_->slots.size());
+    b.slot_ = found_index;
     b.rows_ = slot.rows;
     b.epoch_ = slot.epoch;
     if (device_ >= 0) {
@@ -543,19 +574,27 @@ class Loader::Impl {
 
   // Fills the next slot with one batch; false at the end of the epoch.
   absl::StatusOr<bool> FillSlot(EpochStream* stream, int64_t epoch) {
-    const size_t index = next_fill_ % ring_->slots.size();
-    Ring::Slot& slot = ring_->slots[index];
+    // Any free slot: a batch the consumer still holds only shrinks the ring.
+    Ring::Slot* free_slot = nullptr;
     {
       std::unique_lock<std::mutex> lock(ring_->mu);
-      ring_->cv.wait(lock, [&] { return stop_.load() || slot.state == Ring::State::kFree; });
+      ring_->cv.wait(lock, [&] {
+        const size_t n = ring_->slots.size();  // grow_ring may add slots
+        for (size_t k = 0; k < n && free_slot == nullptr; ++k) {
+          Ring::Slot& s = ring_->slots[(next_fill_ + k) % n];
+          if (s.state == Ring::State::kFree) free_slot = &s;
+        }
+        return stop_.load() || free_slot != nullptr;
+      });
       if (stop_.load()) return absl::CancelledError("loader stopped");
-      slot.state = Ring::State::kFilling;
+      free_slot->state = Ring::State::kFilling;
     }
+    Ring::Slot& slot = *free_slot;
     if (device_ >= 0) {
       // The previous copy out of this slot's pinned memory must be done.
       RETURN_IF_CUDA_ERROR(cudaEventSynchronize(slot.copied.get()), "cudaEventSynchronize");
       float ms = 0;
-      if (copies_started_ > static_cast<int64_t>(index) &&
+      if (slot.has_copied &&
           cudaEventElapsedTime(&ms, slot.copy_start.get(), slot.copied.get()) == cudaSuccess) {
         copy_.Add(ms / 1e3);
       }
@@ -657,6 +696,7 @@ class Loader::Impl {
       std::lock_guard<std::mutex> lock(ring_->mu);
       slot.rows = rows;
       slot.epoch = epoch;
+      slot.seq = next_fill_;
       slot.state = Ring::State::kReady;
       ring_->cv.notify_all();
     }
@@ -687,7 +727,7 @@ class Loader::Impl {
       }
     }
     RETURN_IF_CUDA_ERROR(cudaEventRecord(slot->copied.get(), s), "cudaEventRecord");
-    ++copies_started_;
+    slot->has_copied = true;
     return absl::OkStatus();
   }
 
@@ -706,7 +746,6 @@ class Loader::Impl {
   absl::Status final_status_;   // guarded by ring_->mu
   uint64_t next_fill_ = 0;
   uint64_t next_consume_ = 0;
-  int64_t copies_started_ = 0;
   int64_t batches_per_epoch_ = 0;
   int64_t batches_ = 0, records_ = 0;
   int64_t ready_samples_ = 0, next_calls_ = 0;
@@ -739,7 +778,9 @@ Loader::Loader(std::unique_ptr<Impl> impl, std::unique_ptr<ResidentLoader> resid
                std::string cache_note)
     : impl_(std::move(impl)), resident_(std::move(resident)), cache_note_(std::move(cache_note)) {}
 Loader::~Loader() = default;
-absl::StatusOr<Batch> Loader::Next() { return resident_ ? resident_->Next() : impl_->Next(); }
+absl::StatusOr<Batch> Loader::Next(absl::Duration timeout) {
+  return resident_ ? resident_->Next(timeout) : impl_->Next(timeout);
+}
 LoaderStats Loader::stats() const { return resident_ ? resident_->stats() : impl_->stats(); }
 const std::vector<FeatureSpec>& Loader::features() const {
   return resident_ ? resident_->features() : impl_->features();

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "gpu/image_transform.h"
 #include "reader/dataset.h"
 #include "reader/feature_spec.h"
@@ -97,6 +98,10 @@ struct LoaderOptions {
   int io_threads = 2;      // shards read in parallel. Default: 2.
   int decode_threads = 2;  // rows decoded in parallel. Default: 2.
   int prefetch = 2;        // ring slots (>= 2: double buffering). Default: 2.
+  // When the consumer holds every slot (unreleased batches), add a slot
+  // instead of failing Next() with FAILED_PRECONDITION: memory then grows
+  // with what the consumer keeps. Default: false (the Python package: true).
+  bool grow_ring = false;
   int device = -1;         // GPU ordinal, or -1 for host memory. Default: -1.
   int rank = 0;            // this process among world_size (see EpochPlan)
   int world_size = 1;
@@ -197,9 +202,12 @@ class Loader {
   Loader& operator=(const Loader&) = delete;
 
   // The next batch; OUT_OF_RANGE after the last epoch; DATA_LOSS naming the
-  // file and offset of a corrupt record (unless skip_corrupt); after any
-  // error other than OUT_OF_RANGE the loader is finished.
-  absl::StatusOr<Batch> Next();
+  // file and offset of a corrupt record (unless skip_corrupt);
+  // FAILED_PRECONDITION when every ring slot is held by an unreleased batch
+  // (held batches only shrink the ring; their memory is never reused);
+  // DEADLINE_EXCEEDED when no batch came within `timeout` (the loader goes
+  // on: call again). After any other error the loader is finished.
+  absl::StatusOr<Batch> Next(absl::Duration timeout = absl::InfiniteDuration());
 
   LoaderStats stats() const;
   const std::vector<FeatureSpec>& features() const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -45,7 +46,7 @@ class SlotRing : public SlotOwner {
     bool released_pending = false;
   };
   std::mutex mu;
-  std::vector<Slot> slots;
+  std::deque<Slot> slots;  // a deque: slots added by grow_ring never move
   bool gpu = false;
 
   void Release(int slot, void* consumer_stream) override {
@@ -143,10 +144,13 @@ class ResidentLoader::Impl {
     return true;
   }
 
-  absl::StatusOr<Batch> Next() {
+  absl::StatusOr<Batch> Next(absl::Duration timeout) {
     if (!final_status_.ok()) return final_status_;
-    absl::StatusOr<Batch> b = streamed_.empty() ? NextResident() : NextJoined();
-    if (!b.ok() && !absl::IsFailedPrecondition(b.status())) final_status_ = b.status();
+    absl::StatusOr<Batch> b = streamed_.empty() ? NextResident() : NextJoined(timeout);
+    if (!b.ok() && !absl::IsFailedPrecondition(b.status()) &&
+        !absl::IsDeadlineExceeded(b.status())) {
+      final_status_ = b.status();
+    }
     return b;
   }
 
@@ -303,8 +307,14 @@ class ResidentLoader::Impl {
     ring_ = std::make_shared<SlotRing>();
     ring_->gpu = device_ >= 0;
     ring_->slots.resize(o_.prefetch);
+    for (SlotRing::Slot& slot : ring_->slots) RETURN_IF_ERROR(AllocateSlot(&slot));
+    return absl::OkStatus();
+  }
+
+  absl::Status AllocateSlot(SlotRing::Slot* slot_ptr) {
+    SlotRing::Slot& slot = *slot_ptr;
     const size_t nf = o_.features.size();
-    for (SlotRing::Slot& slot : ring_->slots) {
+    {
       slot.device.resize(nf);
       slot.transformed_device.resize(nf);
       slot.host.resize(nf);
@@ -338,19 +348,43 @@ class ResidentLoader::Impl {
     return absl::OkStatus();
   }
 
-  // The next free slot, or FAILED_PRECONDITION when the consumer holds it.
-  absl::StatusOr<int> TakeSlot() {
-    const int k = static_cast<int>(next_slot_ % ring_->slots.size());
-    std::lock_guard<std::mutex> lock(ring_->mu);
-    SlotRing::Slot& slot = ring_->slots[k];
-    if (slot.held) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "batch slot ", k, " of ", ring_->slots.size(), " is still held by an unreleased "
-          "batch: release batches in order (or raise prefetch) before asking for the next"));
+  absl::Status AllHeld() const {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "all ", ring_->slots.size(), " batch slots are held by unreleased batches: release one "
+        "(or raise prefetch) before asking for the next"));
+  }
+
+  // OK when a slot is free (after adding one, with grow_ring).
+  absl::Status HaveFreeSlot() {
+    {
+      std::lock_guard<std::mutex> lock(ring_->mu);
+      for (const SlotRing::Slot& s : ring_->slots) {
+        if (!s.held) return absl::OkStatus();
+      }
     }
-    slot.held = true;
-    ++next_slot_;
-    return k;
+    if (!o_.grow_ring) return AllHeld();
+    SlotRing::Slot extra;
+    if (device_ >= 0) RETURN_IF_CUDA_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+    RETURN_IF_ERROR(AllocateSlot(&extra));
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    ring_->slots.push_back(std::move(extra));
+    return absl::OkStatus();
+  }
+
+  // A free slot (held batches only shrink the ring), or FAILED_PRECONDITION
+  // when the consumer holds them all.
+  absl::StatusOr<int> TakeSlot() {
+    RETURN_IF_ERROR(HaveFreeSlot());
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    const size_t n = ring_->slots.size();
+    for (size_t i = 0; i < n; ++i) {
+      const size_t k = (next_slot_ + i) % n;
+      if (ring_->slots[k].held) continue;
+      ring_->slots[k].held = true;
+      next_slot_ = k + 1;
+      return static_cast<int>(k);
+    }
+    return AllHeld();
   }
 
   // Starts an epoch: the permutation every rank shares, this rank's part.
@@ -410,8 +444,10 @@ class ResidentLoader::Impl {
     return b;
   }
 
-  absl::StatusOr<Batch> NextJoined() {
-    ASSIGN_OR_RETURN(Batch streamed, stream_loader_->Next());
+  absl::StatusOr<Batch> NextJoined(absl::Duration timeout) {
+    // A free slot first, so a held ring does not consume a streamed batch.
+    RETURN_IF_ERROR(HaveFreeSlot());
+    ASSIGN_OR_RETURN(Batch streamed, stream_loader_->Next(timeout));
     const Tensor* index = streamed.Find(kRecordIndexTensor);
     const int64_t rows = streamed.size();
     ASSIGN_OR_RETURN(int k, TakeSlot());
@@ -577,7 +613,9 @@ absl::StatusOr<std::unique_ptr<ResidentLoader>> ResidentLoader::Create(const Dat
 
 ResidentLoader::ResidentLoader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ResidentLoader::~ResidentLoader() = default;
-absl::StatusOr<Batch> ResidentLoader::Next() { return impl_->Next(); }
+absl::StatusOr<Batch> ResidentLoader::Next(absl::Duration timeout) {
+  return impl_->Next(timeout);
+}
 LoaderStats ResidentLoader::stats() const { return impl_->stats(); }
 const std::vector<FeatureSpec>& ResidentLoader::features() const { return impl_->features(); }
 int64_t ResidentLoader::batches_per_epoch() const { return impl_->batches_per_epoch(); }

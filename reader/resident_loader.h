@@ -38,7 +38,7 @@ class ResidentLoader {
                                                                 std::string* note);
   ~ResidentLoader();
 
-  absl::StatusOr<Batch> Next();
+  absl::StatusOr<Batch> Next(absl::Duration timeout);
   LoaderStats stats() const;
   const std::vector<FeatureSpec>& features() const;
   int64_t batches_per_epoch() const;

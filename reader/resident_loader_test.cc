@@ -351,7 +351,31 @@ TEST(ResidentLoader, BadOptionsAreRejected) {
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
 }
 
-TEST(ResidentLoader, HoldingTheNextSlotIsAnErrorNotADeadlock) {
+TEST(ResidentLoader, GrowRingKeepsHeldBatchesIntact) {
+  const std::string dir = MakeDataset();
+  for (bool partial : {false, true}) {
+    auto ds = Dataset::Open({dir});
+    LoaderOptions o = Cached();
+    o.features = Spec();
+    if (partial) o.cache.features = {"id"};
+    o.grow_ring = true;
+    auto loader = Loader::Create(*ds, o);
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    std::vector<Batch> kept;
+    std::vector<std::vector<int64_t>> copies;
+    for (;;) {
+      auto b = (*loader)->Next();
+      if (absl::IsOutOfRange(b.status())) break;
+      ASSERT_TRUE(b.ok()) << b.status();
+      copies.push_back(Values<int64_t>(*b, "id"));
+      kept.push_back(*std::move(b));
+    }
+    ASSERT_EQ(10u, kept.size());
+    for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(copies[i], Values<int64_t>(kept[i], "id"));
+  }
+}
+
+TEST(ResidentLoader, HoldingEverySlotIsAnErrorNotADeadlock) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open({dir});
   LoaderOptions o = Cached();

@@ -1,0 +1,43 @@
+"""pip install ./python: builds the extension with Bazel (offline, from this
+checkout's Debian libraries, as ./test.sh does) and packages it with the
+pure-Python layer. The wheel is for this machine's Python 3 and Debian 12
+shared libraries (abseil, protobuf, zlib, ISA-L)."""
+import os
+import shutil
+import subprocess
+
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+class BuildWithBazel(build_py):
+    def run(self):
+        subprocess.check_call(["bazel", "build", "//python:_shardfeed.so"], cwd=ROOT)
+        bazel_bin = subprocess.check_output(["bazel", "info", "bazel-bin"], cwd=ROOT,
+                                            text=True, stderr=subprocess.DEVNULL).strip()
+        super().run()
+        target = os.path.join(self.build_lib, "shardfeed", "_shardfeed.so")
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.exists(target):
+            os.remove(target)
+        shutil.copyfile(os.path.join(bazel_bin, "python", "_shardfeed.so"), target)
+        os.chmod(target, 0o755)
+
+
+class BinaryDistribution(Distribution):
+    def has_ext_modules(self):
+        return True
+
+
+setup(
+    name="shardfeed",
+    version="0.1.0",
+    description="TFRecord shards into training loops from C++ threads, zero-copy through DLPack",
+    packages=["shardfeed"],
+    python_requires=">=3.9",
+    cmdclass={"build_py": BuildWithBazel},
+    distclass=BinaryDistribution,
+)

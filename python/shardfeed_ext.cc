@@ -1,0 +1,369 @@
+// _shardfeed: shardfeed's C++ pipeline as a Python extension (pybind11).
+// The pure-Python layer in shardfeed/__init__.py is the public API; this
+// module is its engine.
+//
+// Tensors cross as DLPack capsules with no copy: each capsule (and each
+// Tensor object) holds a reference to its batch; the batch's ring slot is
+// handed back only when the last of them is gone. Device tensors make the
+// consumer's stream wait on the batch's copy event (__dlpack__(stream=S)),
+// or synchronize on it when no stream is given.
+//
+// Threading: the GIL is released while waiting for a batch, converting and
+// checking; waits poll for signals every 100 ms, so Ctrl-C raises
+// KeyboardInterrupt promptly. DLPack deleters never touch Python objects, so
+// consumers may run them from any thread. Errors: absl::Status becomes
+// shardfeed.Error (DATA_LOSS: shardfeed.DataLossError; INVALID_ARGUMENT:
+// shardfeed.InvalidArgumentError, also a ValueError; NOT_FOUND: also a
+// FileNotFoundError) carrying the Status message (file and offset).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "check/check.h"
+#include "converter/convert.h"
+#include "python/dlpack_abi.h"
+#include "reader/feature_transforms.h"
+#include "reader/loader.h"
+
+namespace py = pybind11;
+
+namespace shardfeed::python {
+namespace {
+
+PyObject* g_error = nullptr;
+PyObject* g_data_loss = nullptr;
+PyObject* g_invalid = nullptr;
+PyObject* g_not_found = nullptr;
+
+[[noreturn]] void Raise(const absl::Status& s) {
+  PyObject* cls = g_error;
+  if (absl::IsDataLoss(s)) cls = g_data_loss;
+  if (absl::IsInvalidArgument(s) || absl::IsOutOfRange(s)) cls = g_invalid;
+  if (absl::IsNotFound(s)) cls = g_not_found;
+  PyErr_SetString(cls, absl::StrCat(absl::StatusCodeToString(s.code()), ": ", s.message()).c_str());
+  throw py::error_already_set();
+}
+
+// A delivered batch, shared by its Tensor objects and DLPack capsules.
+struct HeldBatch {
+  Batch batch;
+  std::atomic<intptr_t> consumer_stream{0};  // the last stream given to __dlpack__
+  ~HeldBatch() { batch.Release(reinterpret_cast<void*>(consumer_stream.load())); }
+};
+
+DLDataType DlType(DType d) {
+  switch (d) {
+    case DType::kUint8:
+      return {kDLUInt, 8, 1};
+    case DType::kInt64:
+      return {kDLInt, 64, 1};
+    case DType::kFloat32:
+      return {kDLFloat, 32, 1};
+    case DType::kFloat16:
+      return {kDLFloat, 16, 1};
+    case DType::kBFloat16:
+      return {kDLBfloat, 16, 1};
+  }
+  return {kDLUInt, 8, 1};
+}
+
+struct ManagerContext {
+  std::shared_ptr<HeldBatch> batch;
+  std::vector<int64_t> shape;
+};
+
+void DeleteManaged(DLManagedTensor* self) {
+  delete static_cast<ManagerContext*>(self->manager_ctx);
+  delete self;
+}
+
+void CapsuleDestructor(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "used_dltensor")) return;  // a consumer owns it
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (m == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  m->deleter(m);
+}
+
+class PyTensor {
+ public:
+  PyTensor(std::shared_ptr<HeldBatch> batch, Tensor t) : batch_(std::move(batch)), t_(std::move(t)) {}
+
+  const std::string& name() const { return t_.name; }
+  std::string dtype() const { return DTypeName(t_.dtype); }
+  py::tuple shape() const { return py::cast(t_.shape); }
+  int device() const { return t_.device; }
+  size_t nbytes() const { return t_.bytes; }
+
+  py::tuple DlpackDevice() const {
+    return t_.device >= 0 ? py::make_tuple(static_cast<int>(kDLCUDA), t_.device)
+                          : py::make_tuple(static_cast<int>(kDLCPU), 0);
+  }
+
+  py::object Dlpack(py::object stream) {
+    if (t_.device >= 0 && batch_->batch.cuda_event() != nullptr) {
+      auto event = static_cast<cudaEvent_t>(batch_->batch.cuda_event());
+      cudaError_t e = cudaSuccess;
+      if (stream.is_none()) {
+        py::gil_scoped_release release;
+        e = cudaEventSynchronize(event);
+      } else {
+        const intptr_t s = stream.cast<intptr_t>();
+        if (s != -1) {
+          e = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(s), event, 0);
+          batch_->consumer_stream.store(s);
+        }
+      }
+      if (e != cudaSuccess) {
+        Raise(absl::InternalError(absl::StrCat("waiting for the batch copy: ", cudaGetErrorString(e))));
+      }
+    }
+    auto* ctx = new ManagerContext{batch_, t_.shape};
+    auto* m = new DLManagedTensor{};
+    m->dl_tensor.data = t_.data;
+    m->dl_tensor.device = t_.device >= 0 ? DLDevice{kDLCUDA, t_.device} : DLDevice{kDLCPU, 0};
+    m->dl_tensor.ndim = static_cast<int32_t>(ctx->shape.size());
+    m->dl_tensor.dtype = DlType(t_.dtype);
+    m->dl_tensor.shape = ctx->shape.data();
+    m->dl_tensor.strides = nullptr;
+    m->dl_tensor.byte_offset = 0;
+    m->manager_ctx = ctx;
+    m->deleter = &DeleteManaged;
+    PyObject* capsule = PyCapsule_New(m, "dltensor", &CapsuleDestructor);
+    if (capsule == nullptr) {
+      DeleteManaged(m);
+      throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::object>(capsule);
+  }
+
+ private:
+  std::shared_ptr<HeldBatch> batch_;
+  Tensor t_;
+};
+
+class PyLoader {
+ public:
+  PyLoader(const std::vector<std::string>& paths, const std::string& split, const std::string& spec,
+           int64_t batch_size, bool shuffle, uint64_t seed, int64_t shuffle_buffer, int64_t epochs,
+           bool drop_remainder, int io_threads, int decode_threads, int prefetch, int device,
+           int rank, int world_size, bool skip_corrupt, bool cache,
+           const std::vector<std::string>& cache_features, int64_t cache_budget_bytes,
+           const std::map<std::string, std::string>& transforms, bool grow_ring) {
+    LoaderOptions o;
+    o.grow_ring = grow_ring;
+    if (!spec.empty()) {
+      auto parsed = ParseSpec(spec);
+      if (!parsed.ok()) Raise(parsed.status());
+      o.features = *parsed;
+    }
+    o.batch_size = batch_size;
+    o.shuffle = shuffle;
+    o.seed = seed;
+    o.shuffle_buffer = shuffle_buffer;
+    o.epochs = epochs;
+    o.drop_remainder = drop_remainder;
+    o.io_threads = io_threads;
+    o.decode_threads = decode_threads;
+    o.prefetch = prefetch;
+    o.device = device;
+    o.rank = rank;
+    o.world_size = world_size;
+    o.skip_corrupt = skip_corrupt;
+    o.cache.enabled = cache;
+    o.cache.features = cache_features;
+    o.cache.budget_bytes = cache_budget_bytes;
+    for (const auto& [feature, text] : transforms) {
+      auto t = ParseTransform(absl::StrCat(feature, "=", text));
+      if (!t.ok()) Raise(t.status());
+      o.transforms.push_back(*t);
+    }
+    absl::StatusOr<std::unique_ptr<Loader>> loader;
+    {
+      py::gil_scoped_release release;
+      auto ds = Dataset::Open(paths, split);
+      loader = ds.ok() ? Loader::Create(*std::move(ds), o) : ds.status();
+    }
+    if (!loader.ok()) Raise(loader.status());
+    loader_ = *std::move(loader);
+  }
+
+  // (tensors, epoch, rows), or None after the last epoch.
+  py::object Next() {
+    if (loader_ == nullptr) Raise(absl::FailedPreconditionError("the loader is closed"));
+    for (;;) {
+      absl::StatusOr<Batch> b;
+      {
+        py::gil_scoped_release release;
+        b = loader_->Next(absl::Milliseconds(100));
+      }
+      if (absl::IsDeadlineExceeded(b.status())) {
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // e.g. KeyboardInterrupt
+        continue;
+      }
+      if (absl::IsOutOfRange(b.status())) return py::none();
+      if (!b.ok()) Raise(b.status());
+      auto held = std::make_shared<HeldBatch>();
+      held->batch = *std::move(b);
+      py::list tensors;
+      for (const Tensor& t : held->batch.tensors()) tensors.append(PyTensor(held, t));
+      return py::make_tuple(tensors, held->batch.epoch(), held->batch.size());
+    }
+  }
+
+  void Close() {
+    py::gil_scoped_release release;
+    loader_.reset();
+  }
+
+  py::dict Stats() const {
+    py::dict d;
+    if (loader_ == nullptr) return d;
+    LoaderStats s = loader_->stats();
+    d["batches"] = s.batches;
+    d["records"] = s.records;
+    d["bytes"] = s.bytes;
+    d["skipped_records"] = s.skipped_records;
+    d["wall_seconds"] = s.wall_seconds;
+    d["read_seconds"] = s.read_seconds;
+    d["crc_seconds"] = s.crc_seconds;
+    d["decode_seconds"] = s.decode_seconds;
+    d["copy_seconds"] = s.copy_seconds;
+    d["wait_seconds"] = s.wait_seconds;
+    d["cache_bytes"] = s.cache_bytes;
+    return d;
+  }
+
+  const Loader& loader() const {
+    if (loader_ == nullptr) Raise(absl::FailedPreconditionError("the loader is closed"));
+    return *loader_;
+  }
+
+ private:
+  std::unique_ptr<Loader> loader_;
+};
+
+std::string ConvertJson(const std::string& type, const std::string& input,
+                        const std::string& output, const std::string& prefix, int64_t shard_size,
+                        int64_t num_shards, bool shuffle, uint64_t seed,
+                        const std::string& compression, int threads, bool overwrite, bool strict,
+                        const std::string& validation_from) {
+  ConvertOptions o;
+  o.type = type;
+  o.input = input;
+  o.output_dir = output;
+  o.prefix = prefix;
+  o.shard_size = static_cast<uint64_t>(shard_size);
+  o.num_shards = num_shards;
+  o.shuffle = shuffle;
+  o.seed = seed;
+  auto c = ParseCompression(compression);
+  if (!c.ok()) Raise(c.status());
+  o.compression = *c;
+  o.threads = threads;
+  o.overwrite = overwrite;
+  o.strict = strict;
+  o.validation_from = validation_from;
+  // Ctrl-C: the main thread's signal handlers run from the poll; the
+  // conversion is cancelled (temporaries removed) and KeyboardInterrupt raised.
+  std::atomic<bool> interrupted{false};
+  o.cancelled = [&] {
+    if (!interrupted.load()) {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) interrupted.store(true);
+    }
+    return interrupted.load();
+  };
+  absl::StatusOr<ConvertSummary> summary;
+  {
+    py::gil_scoped_release release;
+    summary = Convert(o);
+  }
+  if (interrupted.load()) throw py::error_already_set();
+  if (!summary.ok()) Raise(summary.status());
+  return SummaryToJson(*summary);
+}
+
+std::string CheckJson(const std::vector<std::string>& paths, bool raw, int threads,
+                      const std::string& salvage_dir, bool overwrite) {
+  CheckOptions o;
+  o.raw = raw;
+  o.threads = threads;
+  o.salvage_dir = salvage_dir;
+  o.overwrite = overwrite;
+  absl::StatusOr<CheckReport> report;
+  {
+    py::gil_scoped_release release;
+    report = Check(paths, o);
+  }
+  if (!report.ok()) Raise(report.status());
+  return ReportToJson(*report);
+}
+
+}  // namespace
+}  // namespace shardfeed::python
+
+using namespace shardfeed::python;  // NOLINT: the module's bindings
+
+PYBIND11_MODULE(_shardfeed, m) {
+  m.doc() = "shardfeed's C++ engine; use the `shardfeed` package";
+  g_error = PyErr_NewException("shardfeed.Error", PyExc_RuntimeError, nullptr);
+  g_data_loss = PyErr_NewException("shardfeed.DataLossError", g_error, nullptr);
+  g_invalid = PyErr_NewException("shardfeed.InvalidArgumentError",
+                                 PyTuple_Pack(2, g_error, PyExc_ValueError), nullptr);
+  g_not_found = PyErr_NewException("shardfeed.NotFoundError",
+                                   PyTuple_Pack(2, g_error, PyExc_FileNotFoundError), nullptr);
+  m.attr("Error") = py::handle(g_error);
+  m.attr("DataLossError") = py::handle(g_data_loss);
+  m.attr("InvalidArgumentError") = py::handle(g_invalid);
+  m.attr("NotFoundError") = py::handle(g_not_found);
+
+  py::class_<PyTensor>(m, "Tensor")
+      .def_property_readonly("name", &PyTensor::name)
+      .def_property_readonly("dtype", &PyTensor::dtype)
+      .def_property_readonly("shape", &PyTensor::shape)
+      .def_property_readonly("device", &PyTensor::device)
+      .def_property_readonly("nbytes", &PyTensor::nbytes)
+      .def("__dlpack__",
+           [](PyTensor& t, py::object stream, py::object, py::object, py::object) {
+             return t.Dlpack(std::move(stream));
+           },
+           py::kw_only(), py::arg("stream") = py::none(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+           py::arg("copy") = py::none())
+      .def("__dlpack_device__", &PyTensor::DlpackDevice);
+
+  py::class_<PyLoader>(m, "Loader")
+      .def(py::init<const std::vector<std::string>&, const std::string&, const std::string&,
+                    int64_t, bool, uint64_t, int64_t, int64_t, bool, int, int, int, int, int, int,
+                    bool, bool, const std::vector<std::string>&, int64_t,
+                    const std::map<std::string, std::string>&, bool>())
+      .def("next", &PyLoader::Next)
+      .def("close", &PyLoader::Close)
+      .def("stats", &PyLoader::Stats)
+      .def_property_readonly("device", [](const PyLoader& l) { return l.loader().device(); })
+      .def_property_readonly("device_note",
+                             [](const PyLoader& l) { return l.loader().device_note(); })
+      .def_property_readonly("cache_note", [](const PyLoader& l) { return l.loader().cache_note(); })
+      .def_property_readonly("batches_per_epoch",
+                             [](const PyLoader& l) { return l.loader().batches_per_epoch(); })
+      .def_property_readonly("spec",
+                             [](const PyLoader& l) {
+                               return shardfeed::SpecToString(l.loader().features());
+                             });
+
+  m.def("convert", &ConvertJson);
+  m.def("check", &CheckJson);
+}
