@@ -3,14 +3,16 @@ layouts, for benchmarks: the real archive is absent here, so the real records
 in ../shared/datasets (1017 per batch) are cycled to 10,000, keeping the
 python batches' exact protocol-2 opcode layout (BINSTRING pixels).
 
-Usage: make_full_cifar.py DATASETS_DIR OUT_DIR
+Usage: make_full_cifar.py DATASETS_DIR OUT_DIR [RECORDS_PER_BATCH]
+(DATASETS_DIR holds cifar10-bin/ and cifar10-py/, as ../shared/datasets and
+testdata/ do; RECORDS_PER_BATCH defaults to 10,000.)
 """
 import os
 import pickletools
 import struct
 import sys
 
-N = 10000
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
 src, dst = sys.argv[1], sys.argv[2]
 os.makedirs(f"{dst}/cifar-10-batches-bin", exist_ok=True)
 os.makedirs(f"{dst}/cifar-10-batches-py", exist_ok=True)

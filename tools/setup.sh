@@ -33,7 +33,8 @@ shardfeed_install_debs() {
 
 # A cached virtual environment with tensorflow-cpu (the reference
 # implementation of the format, for the interoperability tests), and numpy,
-# pytest and torch for the Python package's tests (DLPack round trips).
+# pytest and torch for the Python package's tests (DLPack round trips), and
+# tfrecord + matplotlib for the comparison benchmarks (bench/compare).
 # PyPI's Linux torch wheel brings its CUDA libraries: ~2.5 minutes, once.
 shardfeed_tf_python() {
   local venv="${XDG_CACHE_HOME:-$HOME/.cache}/shardfeed/venv"
@@ -42,9 +43,11 @@ shardfeed_tf_python() {
     python3 -m venv "$venv" || return 1
     "$venv/bin/pip" install -q --disable-pip-version-check tensorflow-cpu numpy || return 1
   fi
-  if ! "$venv/bin/python" -c "import torch, pytest" >/dev/null 2>&1; then
-    echo "shardfeed: installing torch and pytest into $venv (once)" >&2
-    "$venv/bin/pip" install -q --disable-pip-version-check torch pytest || return 1
+  if ! "$venv/bin/python" -c "import torch, pytest, matplotlib" >/dev/null 2>&1 ||
+     ! "$venv/bin/python" -c "import tfrecord" >/dev/null 2>&1; then
+    echo "shardfeed: installing torch, pytest, tfrecord and matplotlib into $venv (once)" >&2
+    "$venv/bin/pip" install -q --disable-pip-version-check torch pytest tfrecord matplotlib ||
+      return 1
   fi
   SHARDFEED_TF_PYTHON="$venv/bin/python"
   export SHARDFEED_TF_PYTHON

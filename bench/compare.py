@@ -1,0 +1,419 @@
+"""Side-by-side benchmarks: shardfeed against the tools users would pick
+instead, on the same machine, data and run. Writes OUT/*.json and PNG plots.
+
+  conversion    CIFAR-10 (binary and python layouts) and a JPEG folder:
+                shardfeed convert vs TensorFlow's tutorial-style script vs cp
+  reading       CIFAR shards into shuffled batches of 256 decoded tensors:
+                shardfeed (C++ `bench`, Python Loader) vs tf.data vs the
+                `tfrecord` package + PyTorch DataLoader vs plain pread
+  verification  shardfeed check vs counting records with tf.data vs cat
+  scaling       shardfeed bench/check with 1 and 2 threads
+
+Every peer runs in its own process, page cache warm, best of --repeats.
+Usage: compare.py --shardfeed BIN --package DIR --data SRC --jpegs DIR --out OUT
+                  [--records-per-batch N] [--repeats K] [--quick]
+SRC holds cifar10-bin/ and cifar10-py/ (../shared/datasets or testdata/).
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr[-3000:])
+        raise SystemExit(f"compare: {os.path.basename(str(cmd[0]))} failed with status "
+                         f"{r.returncode}")
+    return r
+
+
+def timed(fn, repeats):
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def dir_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total
+
+
+def warm(path):
+    for root, _, files in os.walk(path):
+        for f in files:
+            with open(os.path.join(root, f), "rb") as fh:
+                while fh.read(1 << 22):
+                    pass
+
+
+def entry(name, seconds, amount, unit, baseline_seconds=None, config=""):
+    e = {"name": name, "seconds": round(seconds, 4), "throughput": amount / seconds,
+         "unit": unit, "config": config}
+    if baseline_seconds is not None:
+        e["ratio"] = baseline_seconds / seconds
+    return e
+
+
+TF_JPEG_CONVERT = r"""
+import os, sys, json, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import tensorflow as tf
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+classes = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+def b(v): return tf.train.Feature(bytes_list=tf.train.BytesList(value=[v]))
+def i(v): return tf.train.Feature(int64_list=tf.train.Int64List(value=[v]))
+t0 = time.perf_counter()
+with tf.io.TFRecordWriter(os.path.join(out, "train.tfrecord")) as w:
+    for label, c in enumerate(classes):
+        for f in sorted(os.listdir(os.path.join(src, c))):
+            data = open(os.path.join(src, c, f), "rb").read()
+            ex = tf.train.Example(features=tf.train.Features(feature={
+                "image/encoded": b(data), "image/format": b(b"jpeg"),
+                "image/class/label": i(label), "image/class/text": b(c.encode()),
+                "image/filename": b(f.encode())}))
+            w.write(ex.SerializeToString())
+print(json.dumps({"seconds": time.perf_counter() - t0}))
+"""
+
+
+def conversion(a, work):
+    results = []
+    full = os.path.join(work, "cifar")
+    for layout in ("bin", "py"):
+        src = os.path.join(full, f"cifar-10-batches-{layout}")
+        nbytes = dir_bytes(src)
+        warm(src)
+        out = os.path.join(work, "conv-out")
+
+        def cp():
+            shutil.rmtree(out, ignore_errors=True)
+            run(["cp", "-r", src, out])
+            run(["sync", "-f", out])
+
+        def sf():
+            run([a.shardfeed, "convert", "cifar10", "--input", src, "--output", out, "--quiet",
+                 "--overwrite"])
+        t_cp = timed(cp, a.repeats)
+        t_sf = timed(sf, a.repeats)
+        results.append(entry(f"cp -r + sync ({layout})", t_cp, nbytes / 1e6, "MB/s", t_cp,
+                             "baseline: cp of the input, then sync of the copy"))
+        results.append(entry(f"shardfeed convert ({layout})", t_sf, nbytes / 1e6, "MB/s", t_cp,
+                             "defaults: 100 MB shards, shuffled, index + manifest, synced"))
+        if layout == "py":
+            def tf_script():
+                shutil.rmtree(out, ignore_errors=True)
+                run([sys.executable, os.path.join(HERE, "tf_cifar10_convert.py"), src, out])
+            t_tf = timed(tf_script, 1)
+            results.append(entry("TensorFlow script (py)", t_tf, nbytes / 1e6, "MB/s", t_cp,
+                                 "pickle.load + tf.train.Example + TFRecordWriter, incl. import"))
+    src = a.jpegs
+    nbytes = dir_bytes(src)
+    warm(src)
+    out = os.path.join(work, "conv-out")
+
+    def cp_j():
+        shutil.rmtree(out, ignore_errors=True)
+        run(["cp", "-r", src, out])
+        run(["sync", "-f", out])
+
+    def sf_j():
+        run([a.shardfeed, "convert", "image-folder", "--input", src, "--output", out, "--quiet",
+             "--overwrite"])
+
+    def tf_j():
+        shutil.rmtree(out, ignore_errors=True)
+        run([sys.executable, "-c", TF_JPEG_CONVERT, src, out])
+    t_cp, t_sf, t_tf = timed(cp_j, a.repeats), timed(sf_j, a.repeats), timed(tf_j, 1)
+    n = sum(len(f) for _, _, f in os.walk(src))
+    results.append(entry(f"cp -r + sync ({n} JPEGs)", t_cp, nbytes / 1e6, "MB/s", t_cp, "baseline"))
+    results.append(entry("shardfeed convert image-folder", t_sf, nbytes / 1e6, "MB/s", t_cp,
+                         "reads JPEG headers for height/width"))
+    results.append(entry("TensorFlow equivalent (JPEG folder)", t_tf, nbytes / 1e6, "MB/s", t_cp,
+                         "read + tf.train.Example + TFRecordWriter, no header parsing"))
+    return results
+
+
+PREAD = r"""
+import os, sys, json, time
+files = sys.argv[1:]
+best = 1e9
+for _ in range(3):
+    t0 = time.perf_counter()
+    for p in files:
+        fd = os.open(p, os.O_RDONLY); off = 0
+        while True:
+            b = os.pread(fd, 4 << 20, off)
+            if not b: break
+            off += len(b)
+        os.close(fd)
+    best = min(best, time.perf_counter() - t0)
+print(json.dumps({"seconds": best}))
+"""
+
+SF_PYTHON = r"""
+import sys, json, time
+import numpy as np
+import shardfeed
+ds, threads = sys.argv[1], int(sys.argv[2])
+best, n = 1e9, 0
+for _ in range(2):
+    t0 = time.perf_counter(); n = 0
+    for b in shardfeed.Loader(ds, split="train", batch_size=256, seed=1, io_threads=threads,
+                              decode_threads=threads):
+        img = np.from_dlpack(b["image"]); lab = np.from_dlpack(b["label"]); n += b.size
+    best = min(best, time.perf_counter() - t0)
+print(json.dumps({"seconds": best, "records": n}))
+"""
+
+TF_READ = r"""
+import os, sys, json, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import tensorflow as tf
+files, variant = sys.argv[2:], sys.argv[1]
+spec = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+AUTO = tf.data.AUTOTUNE
+def decode(ex):
+    return tf.reshape(tf.io.decode_raw(ex["image"], tf.uint8), [-1, 3, 32, 32]), ex["label"]
+def make():
+    ds = tf.data.TFRecordDataset(files, num_parallel_reads=AUTO).shuffle(10000, seed=1)
+    if variant == "batch_then_parse":
+        ds = ds.batch(256).map(lambda r: decode(tf.io.parse_example(r, spec)), num_parallel_calls=AUTO)
+    else:
+        ds = ds.map(lambda r: tf.io.parse_single_example(r, spec), num_parallel_calls=AUTO)
+        ds = ds.batch(256).map(decode, num_parallel_calls=AUTO)
+    return ds.prefetch(AUTO)
+best, n = 1e9, 0
+for _ in range(2):
+    t0 = time.perf_counter(); n = 0
+    for img, lab in make():
+        n += int(lab.shape[0])
+    best = min(best, time.perf_counter() - t0)
+print(json.dumps({"seconds": best, "records": n}))
+"""
+
+TORCH_READ = r"""
+import sys, json, time, warnings
+warnings.filterwarnings("ignore")
+import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+import numpy as np
+from tfrecord.torch.dataset import TFRecordDataset
+files = sys.argv[1:]
+def decode(r):  # the decoded tensors every peer delivers: uint8 [3, 32, 32], int64
+    return {"image": np.frombuffer(r["image"], np.uint8).reshape(3, 32, 32),
+            "label": np.asarray(r["label"], np.int64).reshape(())}
+class Shards(IterableDataset):
+    # tfrecord's dataset splits each shard between the DataLoader's workers
+    # (by its index file), so every worker walks every shard's share.
+    def __iter__(self):
+        w = get_worker_info()
+        n = w.num_workers if w else 1
+        for f in files:
+            yield from TFRecordDataset(f, f + ".index", {"image": "byte", "label": "int"},
+                                       shuffle_queue_size=10000 // n, transform=decode)
+best, count = 1e9, 0
+for _ in range(2):
+    t0 = time.perf_counter(); count = 0
+    loader = DataLoader(Shards(), batch_size=256, num_workers=2, pin_memory=True)
+    for b in loader:
+        count += b["image"].shape[0]
+    best = min(best, time.perf_counter() - t0)
+print(json.dumps({"seconds": best, "records": count}))
+"""
+
+
+def reading(a, work, ds):
+    files = sorted(os.path.join(ds, f) for f in os.listdir(ds)
+                   if f.startswith("train-") and f.endswith(".tfrecord"))
+    nbytes = sum(os.path.getsize(f) for f in files)
+    manifest = json.load(open(os.path.join(ds, "manifest.json")))
+    records = sum(int(s.get("records", 0)) for s in manifest["shards"] if s["split"] == "train")
+    warm(ds)
+    env = dict(os.environ, PYTHONPATH=a.package)
+    t_pread = json.loads(run([sys.executable, "-c", PREAD] + files).stdout)["seconds"]
+    res = [entry("pread of the shards (physical limit)", t_pread, records, "records/s", t_pread,
+                 "4 MiB preads, one thread")]
+    scaling = []
+    for threads in (2, 1):
+        best = None
+        for _ in range(a.repeats):
+            r = json.loads(run([a.shardfeed, "bench", ds, "--split", "train", "--batch-size", "256",
+                                "--epochs", "1", "--seed", "1", "--io-threads", str(threads),
+                                "--decode-threads", str(threads), "--json"]).stdout)
+            assert r["records"] == records, r
+            best = r if best is None or r["seconds"] < best["seconds"] else best
+        e = entry(f"shardfeed bench (C++), {threads}+{threads} threads", best["seconds"], records,
+                  "records/s", t_pread, f"{threads} I/O + {threads} decode threads, shuffle 10000")
+        if threads == 2:
+            res.append(e)
+        scaling.append(e)
+    r = json.loads(run([sys.executable, "-c", SF_PYTHON, ds, "2"], env=env).stdout.splitlines()[-1])
+    assert r["records"] == records, r
+    res.append(entry("shardfeed.Loader (Python loop, DLPack to numpy)", r["seconds"], records,
+                     "records/s", t_pread, "2 + 2 threads, shuffle 10000"))
+    tf_best = None
+    for variant in ("batch_then_parse", "parse_then_batch"):
+        r = json.loads(run([sys.executable, "-c", TF_READ, variant] + files).stdout.splitlines()[-1])
+        assert r["records"] == records, r
+        if tf_best is None or r["seconds"] < tf_best[1]["seconds"]:
+            tf_best = (variant, r)
+    res.append(entry("tf.data", tf_best[1]["seconds"], records, "records/s", t_pread,
+                     f"TFRecordDataset(num_parallel_reads=AUTOTUNE).shuffle(10000) -> "
+                     f"{tf_best[0].replace('_', ' ')} (fastest of two arrangements) -> "
+                     "decode_raw -> prefetch(AUTOTUNE)"))
+    r = json.loads(run([sys.executable, "-c", TORCH_READ] + files).stdout.splitlines()[-1])
+    assert r["records"] == records, r
+    res.append(entry("tfrecord package + torch DataLoader", r["seconds"], records, "records/s",
+                     t_pread, "2 workers (each reads its half of every shard), shuffle queue 10000, batch 256, "
+                     "pin_memory=True"))
+    return res, scaling, {"records": records, "bytes": nbytes, "files": len(files)}
+
+
+TF_COUNT = r"""
+import os, sys, json, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import tensorflow as tf
+files = sys.argv[1:]
+best = 1e9
+for _ in range(2):
+    t0 = time.perf_counter()
+    n = int(tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
+            .reduce(tf.constant(0, tf.int64), lambda x, _: x + 1))
+    best = min(best, time.perf_counter() - t0)
+print(json.dumps({"seconds": best, "records": n}))
+"""
+
+
+def verification(a, dirs):
+    files = sorted(os.path.join(d, f) for d in dirs for f in os.listdir(d) if f.endswith(".tfrecord"))
+    nbytes = sum(os.path.getsize(f) for f in files)
+    for d in dirs:
+        warm(d)
+    t_cat = timed(lambda: run(["sh", "-c", 'cat "$@" > /dev/null', "cat"] + files), a.repeats)
+    res = [entry("cat > /dev/null (baseline)", t_cat, nbytes / 1e6, "MB/s", t_cat)]
+    scaling = []
+    for threads in (2, 1):
+        t = timed(lambda: run([a.shardfeed, "check", "--quiet", "--threads", str(threads)] + dirs),
+                  a.repeats)
+        e = entry(f"shardfeed check, {threads} threads", t, nbytes / 1e6, "MB/s", t_cat,
+                  "framing, both CRCs, schema, index, manifest checksums")
+        if threads == 2:
+            res.append(e)
+        scaling.append(e)
+    r = json.loads(run([sys.executable, "-c", TF_COUNT] + files).stdout.splitlines()[-1])
+    res.append(entry("tf.data count (reduce)", r["seconds"], nbytes / 1e6, "MB/s", t_cat,
+                     "TFRecordDataset(num_parallel_reads=AUTOTUNE).reduce: framing + CRCs"))
+    return res, scaling
+
+
+def plot(out, name, title, results):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = [r["name"] for r in results]
+    ratios = [r.get("ratio", 1.0) for r in results]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(names) + 1.2))
+    colors = ["#2a7ab0" if n.startswith("shardfeed") else "#999999" for n in names]
+    ax.barh(range(len(names)), ratios, color=colors)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for i, r in enumerate(results):
+        ax.text(ratios[i], i, f" {r['ratio']:.2f}x ({r['throughput']:,.0f} {r['unit']})",
+                va="center", fontsize=7)
+    ax.set_xlabel("throughput relative to the baseline (log scale)")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"{name}.png"), dpi=110)
+    plt.close(fig)
+
+
+def versions():
+    def ver(mod):
+        try:
+            return run([sys.executable, "-c",
+                        f"import importlib.metadata as m; print(m.version({mod!r}))"],
+                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")).stdout.strip().splitlines()[-1]
+        except SystemExit:
+            return "absent"
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if "model name" in l), "?")
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "tensorflow": ver("tensorflow-cpu"), "torch": ver("torch"), "tfrecord": ver("tfrecord"),
+            "numpy": ver("numpy"), "platform": platform.platform()}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--shardfeed", required=True)
+    p.add_argument("--package", required=True, help="folder holding the shardfeed package")
+    p.add_argument("--data", required=True)
+    p.add_argument("--jpegs", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--work", default=None)
+    p.add_argument("--records-per-batch", type=int, default=10000)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="small data, one repeat (CI smoke test)")
+    a = p.parse_args()
+    if a.quick:
+        a.records_per_batch, a.repeats = min(a.records_per_batch, 1000), 1
+    a.shardfeed = os.path.abspath(a.shardfeed)
+    os.makedirs(a.out, exist_ok=True)
+    work = a.work or os.path.join(a.out, "work")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.perf_counter()
+    cifar = os.path.join(work, "cifar")
+    if not os.path.isdir(os.path.join(cifar, "cifar-10-batches-bin")) or a.quick:
+        run([sys.executable, os.path.join(HERE, "make_full_cifar.py"), a.data, cifar,
+             str(a.records_per_batch)])
+    ds = os.path.join(work, "ds")
+    run([a.shardfeed, "convert", "cifar10", "--input", os.path.join(cifar, "cifar-10-batches-bin"),
+         "--output", ds, "--quiet", "--overwrite"])
+    meta = {"machine": versions(), "records_per_batch": a.records_per_batch,
+            "repeats": a.repeats, "quick": a.quick,
+            "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])}
+    sections = {}
+    sections["conversion"] = conversion(a, work)
+    reading_res, reading_scaling, data = reading(a, work, ds)
+    sections["reading"] = reading_res
+    verify_res, verify_scaling = verification(a, [ds])
+    sections["verification"] = verify_res
+    # Thread scaling, relative to the 2-thread run (copies: the sections
+    # above keep their own ratios).
+    scaling = []
+    for group in (reading_scaling, verify_scaling):
+        for s in group:
+            scaling.append(dict(s, ratio=group[0]["seconds"] / s["seconds"]))
+    sections["scaling"] = scaling
+    titles = {"conversion": "Conversion (MB/s of input) vs cp -r + sync",
+              "reading": "Shuffled batches of 256 decoded CIFAR records vs pread",
+              "verification": "Verification vs cat > /dev/null",
+              "scaling": "shardfeed thread scaling (relative to 2 threads)"}
+    for name, results in sections.items():
+        doc = dict(meta, section=name, data=data, results=results)
+        with open(os.path.join(a.out, f"{name}.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        plot(a.out, name, titles[name] + (" [quick]" if a.quick else ""), results)
+        print(f"== {name}")
+        for r in results:
+            print(f"  {r['name']:58s} {r['throughput']:14,.1f} {r['unit']:10s} "
+                  f"{r.get('ratio', 1):6.2f}x")
+    print(f"compare: done in {time.perf_counter() - t0:.0f} s; results in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
