@@ -377,9 +377,14 @@ def main():
     os.makedirs(work, exist_ok=True)
     t0 = time.perf_counter()
     cifar = os.path.join(work, "cifar")
-    if not os.path.isdir(os.path.join(cifar, "cifar-10-batches-bin")) or a.quick:
+    stamp = os.path.join(work, "cifar-records-per-batch")
+    made = open(stamp).read().strip() if os.path.exists(stamp) else ""
+    if made != str(a.records_per_batch):  # data made for another size: make it again
+        shutil.rmtree(cifar, ignore_errors=True)
         run([sys.executable, os.path.join(HERE, "make_full_cifar.py"), a.data, cifar,
              str(a.records_per_batch)])
+        with open(stamp, "w") as f:
+            f.write(str(a.records_per_batch))
     ds = os.path.join(work, "ds")
     run([a.shardfeed, "convert", "cifar10", "--input", os.path.join(cifar, "cifar-10-batches-bin"),
          "--output", ds, "--quiet", "--overwrite"])

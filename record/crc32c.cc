@@ -112,13 +112,34 @@ uint32_t ShiftOperator(uint64_t n) {
 }  // namespace
 
 uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
-  thread_local uint64_t cached_len = ~uint64_t{0};
-  thread_local uint32_t cached_op = 0;
-  if (len_b != cached_len) {
-    cached_op = ShiftOperator(len_b);
-    cached_len = len_b;
+  // Multiplying by the operator x^(8 len_b) is linear over GF(2): once a
+  // length repeats (fixed-size records), a table per byte of crc_a makes the
+  // product four lookups.
+  struct Cache {
+    uint64_t len = ~uint64_t{0};
+    uint32_t op = 0;
+    int uses = 0;
+    bool has_table = false;
+    uint32_t table[4][256];
+  };
+  thread_local Cache c;
+  if (len_b != c.len) {
+    c.len = len_b;
+    c.op = ShiftOperator(len_b);
+    c.uses = 0;
+    c.has_table = false;
   }
-  return MultModP(cached_op, crc_a) ^ crc_b;
+  if (!c.has_table && ++c.uses > 8) {
+    for (int k = 0; k < 4; ++k) {
+      for (uint32_t v = 0; v < 256; ++v) c.table[k][v] = MultModP(c.op, v << (8 * k));
+    }
+    c.has_table = true;
+  }
+  if (c.has_table) {
+    return c.table[0][crc_a & 0xff] ^ c.table[1][(crc_a >> 8) & 0xff] ^
+           c.table[2][(crc_a >> 16) & 0xff] ^ c.table[3][crc_a >> 24] ^ crc_b;
+  }
+  return MultModP(c.op, crc_a) ^ crc_b;
 }
 
 uint32_t ExtendPortable(uint32_t init_crc, const char* data, size_t n) {

@@ -74,6 +74,9 @@ TEST(Crc32c, CombineEqualsTheWholeForEverySplit) {
   uint32_t whole = 0;
   for (int k = 0; k < 10; ++k) whole = Combine(whole, Value(data.data() + 300 * k, 300), 300);
   EXPECT_EQ(Value(data.data(), data.size()), whole);
+  whole = 0;  // 100 pieces of one length: the table-driven path
+  for (int k = 0; k < 100; ++k) whole = Combine(whole, Value(data.data() + 30 * k, 30), 30);
+  EXPECT_EQ(Value(data.data(), data.size()), whole);
   for (int k = 0; k < 300; ++k) {
     const size_t cut = rng() % data.size();
     ASSERT_EQ(Value(data.data(), data.size()),
