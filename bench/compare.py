@@ -336,6 +336,7 @@ def plot(out, name, title, results):
     for i, r in enumerate(results):
         ax.text(ratios[i], i, f" {r['ratio']:.2f}x ({r['throughput']:,.0f} {r['unit']})",
                 va="center", fontsize=7)
+    ax.set_xlim(right=max(ratios) * 6)
     ax.set_xlabel("throughput relative to the baseline (log scale)")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()

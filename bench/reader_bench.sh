@@ -54,5 +54,6 @@ per_record = b / 60000
 print(f"pread of the shards (baseline)          {b / t / 1e9:6.2f} GB/s = {b / t / per_record:9.0f} records/s")
 print(f"shardfeed bench, host batches of 256    {rps * per_record / 1e9:6.2f} GB/s = {rps:9.0f} records/s  {rps * per_record / (b / t):.2f}x pread")
 PY
-"$BIN/bench/decode_bench" "$WORK/ds/train-00000-of-00001.tfrecord" "image:uint8[3,32,32],label:int64" 256
-"$SHARDFEED_TF_PYTHON" bench/tf_parse_bench.py "$WORK/ds/train-00000-of-00001.tfrecord" 256
+first="$(ls "$WORK"/ds/train-*.tfrecord | head -1)"
+"$BIN/bench/decode_bench" "$first" "image:uint8[3,32,32],label:int64" 256
+"$SHARDFEED_TF_PYTHON" bench/tf_parse_bench.py "$first" 256
