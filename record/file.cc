@@ -116,7 +116,7 @@ absl::Status AtomicOutputFile::Append(absl::string_view data) {
   if (fd_ < 0) {
     return absl::FailedPreconditionError(absl::StrCat(path_, ": already closed"));
   }
-  crc32c_ = crc32c::Extend(crc32c_, data.data(), data.size());
+  if (compute_crc32c_) crc32c_ = crc32c::Extend(crc32c_, data.data(), data.size());
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {

@@ -72,8 +72,10 @@ class AtomicOutputFile {
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_path_; }
   uint64_t bytes_written() const { return bytes_written_; }
-  // CRC32C of every byte appended so far (the file's checksum).
+  // CRC32C of every byte appended so far (the file's checksum), unless the
+  // caller computes it itself (set_compute_crc32c(false), before appending).
   uint32_t crc32c() const { return crc32c_; }
+  void set_compute_crc32c(bool on) { compute_crc32c_ = on; }
 
  private:
   AtomicOutputFile(std::string path, std::string temp_path, int fd, bool overwrite)
@@ -85,6 +87,7 @@ class AtomicOutputFile {
   bool overwrite_;
   uint64_t bytes_written_ = 0;
   uint32_t crc32c_ = 0;
+  bool compute_crc32c_ = true;
 };
 
 // True when the path exists (any file type).

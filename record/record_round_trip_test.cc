@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "record/crc32c.h"
 #include "record/file.h"
+#include "record/record_format.h"
 #include "record/record_reader.h"
 #include "record/record_writer.h"
 #include "record/test_util.h"
@@ -77,6 +79,35 @@ TEST(RecordFormat, EmptyRecordIsExactlySixteenKnownBytes) {
   WriteRecords(path, {""});
   const std::string expected("\0\0\0\0\0\0\0\0\x29\x03\x98\x07\xd8\xea\x82\xa2", 16);
   EXPECT_EQ(expected, ReadBytes(path));
+}
+
+TEST(RecordWriter, FileChecksumIsTheCrcOfTheBytesOnDisk) {
+  // Uncompressed files fold the checksum per record (header, Combine of the
+  // data CRC, footer); compressed ones checksum the bytes written. Both must
+  // equal crc32c of the file as it lands on disk, for records of one repeated
+  // length (the table-driven Combine) and of many lengths.
+  for (const char* name : {"plain.tfrecord", "packed.tfrecord.gz", "packed.tfrecord.zlib"}) {
+    const std::string path = MakeTempDir() + "/" + name;
+    auto w = RecordWriter::Create(path, {});
+    ASSERT_TRUE(w.ok()) << w.status();
+    for (int i = 0; i < 200; ++i) {
+      const std::string record(i < 100 ? 300 : i * 7, static_cast<char>('a' + i % 26));
+      if (i % 2 == 0) {
+        ASSERT_TRUE((*w)->WriteRecord(record).ok());
+      } else {
+        std::string framed(kRecordOverhead + record.size(), '\0');
+        EncodeFixed64(&framed[0], record.size());
+        EncodeFixed32(&framed[8], crc32c::Mask(crc32c::Value(framed.data(), 8)));
+        framed.replace(kRecordHeaderSize, record.size(), record);
+        EncodeFixed32(&framed[kRecordHeaderSize + record.size()],
+                      crc32c::Mask(crc32c::Value(record.data(), record.size())));
+        ASSERT_TRUE((*w)->WriteFramedRecord(framed).ok());
+      }
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+    const std::string bytes = ReadBytes(path);
+    EXPECT_EQ(crc32c::Value(bytes.data(), bytes.size()), (*w)->file_crc32c()) << name;
+  }
 }
 
 TEST(RecordReader, EmptyFileHasNoRecords) {

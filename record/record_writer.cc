@@ -65,7 +65,9 @@ absl::StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Create(
   }
   ASSIGN_OR_RETURN(auto file, AtomicOutputFile::Create(path, opts.overwrite));
   auto writer = std::unique_ptr<RecordWriter>(new RecordWriter(path, std::move(file), opts));
-  if (opts.compression != Compression::kNone) {
+  if (opts.compression == Compression::kNone) {
+    writer->file_->set_compute_crc32c(false);  // folded per record instead
+  } else {
     writer->deflater_ = std::make_unique<Deflater>();
     RETURN_IF_ERROR(writer->deflater_->Init(opts.compression, opts.compression_level));
   }
@@ -88,7 +90,9 @@ absl::Status RecordWriter::WriteRecord(absl::string_view data) {
   EncodeFixed64(header, data.size());
   EncodeFixed32(header + sizeof(uint64_t), crc32c::Mask(crc32c::Value(header, sizeof(uint64_t))));
   char footer[kRecordFooterSize];
-  EncodeFixed32(footer, crc32c::Mask(crc32c::Value(data.data(), data.size())));
+  const uint32_t data_crc = crc32c::Value(data.data(), data.size());
+  EncodeFixed32(footer, crc32c::Mask(data_crc));
+  if (!deflater_) FoldRecord(header, data_crc, data.size(), footer);
   RETURN_IF_ERROR(Emit(absl::string_view(header, sizeof(header))));
   RETURN_IF_ERROR(Emit(data));
   RETURN_IF_ERROR(Emit(absl::string_view(footer, sizeof(footer))));
@@ -107,10 +111,24 @@ absl::Status RecordWriter::WriteFramedRecord(absl::string_view framed) {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": framed record's length field disagrees with its size"));
   }
+  if (!deflater_) {
+    // The framer's stored data CRC stands for the data (ExampleEncoder
+    // computed it over these bytes).
+    const char* footer = framed.data() + framed.size() - kRecordFooterSize;
+    FoldRecord(framed.data(), crc32c::Unmask(DecodeFixed32(footer)),
+               framed.size() - kRecordOverhead, footer);
+  }
   RETURN_IF_ERROR(Emit(framed));
   index_.push_back({offset_, framed.size()});
   offset_ += framed.size();
   return absl::OkStatus();
+}
+
+void RecordWriter::FoldRecord(const char* header, uint32_t data_crc, uint64_t length,
+                              const char* footer) {
+  uint32_t c = crc32c::Extend(folded_file_crc32c_, header, kRecordHeaderSize);
+  c = crc32c::Combine(c, data_crc, length);
+  folded_file_crc32c_ = crc32c::Extend(c, footer, kRecordFooterSize);
 }
 
 absl::Status RecordWriter::Emit(absl::string_view bytes) {
@@ -142,7 +160,7 @@ absl::Status RecordWriter::Close() {
   absl::Status s = FlushBuffer();
   if (s.ok() && deflater_) s = deflater_->Run(absl::string_view(), Z_FINISH, file_.get());
   final_file_bytes_ = file_->bytes_written();
-  final_file_crc32c_ = file_->crc32c();
+  final_file_crc32c_ = deflater_ ? file_->crc32c() : folded_file_crc32c_;
   if (s.ok()) s = file_->Commit();
   if (!s.ok()) file_->Abandon();
   return s;

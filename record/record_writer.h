@@ -83,6 +83,11 @@ class RecordWriter {
   bool closed_ = false;
   uint64_t final_file_bytes_ = 0;
   uint32_t final_file_crc32c_ = 0;
+  // Uncompressed files: the file's CRC32C, folded in per record from the
+  // header, the data's CRC (crc32c::Combine) and the footer, so the data is
+  // checksummed once, not twice.
+  uint32_t folded_file_crc32c_ = 0;
+  void FoldRecord(const char* header, uint32_t data_crc, uint64_t length, const char* footer);
 };
 
 }  // namespace shardfeed
