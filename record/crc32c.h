@@ -31,7 +31,8 @@ uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 // The portable implementation, whatever the CPU (for tests and benchmarks).
 uint32_t ExtendPortable(uint32_t init_crc, const char* data, size_t n);
 
-// "isal-sse4.2" or "portable": which implementation Extend() uses.
+// "isal-sse4.2", "sse4.2" (builds without ISA-L) or "portable": which
+// implementation Extend() uses.
 const char* ImplementationName();
 
 // Stored CRCs are masked: computing the CRC of a string that itself contains
