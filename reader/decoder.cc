@@ -89,7 +89,9 @@ void FillDefault(const FeatureSpec& f, char* row) {
 }  // namespace
 
 absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
-                              char* const* fixed_rows, std::string* const* var_values) {
+                              char* const* fixed_rows, std::string* const* var_values,
+                              const DecodeContext& context) {
+  (void)context;  // no decoder draws random numbers yet
   absl::InlinedVector<FeatureView, 8> found(spec.size());
   absl::InlinedVector<bool, 8> seen(spec.size(), false);
   absl::Status walk = WalkExample(record, [&](absl::string_view key, const FeatureView& v) {

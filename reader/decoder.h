@@ -6,6 +6,7 @@
 #ifndef SHARDFEED_READER_DECODER_H_
 #define SHARDFEED_READER_DECODER_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,27 @@
 
 namespace shardfeed {
 
+// Per-record context for decoders that draw random numbers (image crops,
+// audio crops): `sample` is the record's delivery number in the loader's order
+// (0, 1, ... across epochs), so a sample's crop depends only on (seed,
+// sample), never on thread timing, and is the same after resuming.
+struct DecodeContext {
+  uint64_t seed = 0;
+  uint64_t sample = 0;
+};
+
 // fixed_rows[i]: where spec[i]'s row goes (row_bytes() bytes), for fixed
 // features; var_values[i]: the buffer a variable-length spec[i] appends to
 // (its value's bytes). Errors are INVALID_ARGUMENT saying which feature is
 // wrong and how (the caller adds the record's file and offset).
 absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
-                              char* const* fixed_rows, std::string* const* var_values);
+                              char* const* fixed_rows, std::string* const* var_values,
+                              const DecodeContext& context);
+inline absl::Status DecodeExampleRow(absl::string_view record,
+                                     const std::vector<FeatureSpec>& spec,
+                                     char* const* fixed_rows, std::string* const* var_values) {
+  return DecodeExampleRow(record, spec, fixed_rows, var_values, DecodeContext{});
+}
 
 }  // namespace shardfeed
 
