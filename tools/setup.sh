@@ -5,7 +5,8 @@
 # Debian packages the build needs (see WORKSPACE and third_party/).
 SHARDFEED_DEBS=(bazel-bootstrap bazel-rules-java g++ libprotobuf-dev protobuf-compiler
   libabsl-dev zlib1g-dev libgtest-dev libbenchmark-dev libisal-dev python3 python3-venv
-  python3-dev pybind11-dev)
+  python3-dev pybind11-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libpng-dev
+  cmake pkg-config default-jre-headless)
 
 shardfeed_as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -48,6 +49,16 @@ shardfeed_tf_python() {
     echo "shardfeed: installing torch, pytest, tfrecord and matplotlib into $venv (once)" >&2
     "$venv/bin/pip" install -q --disable-pip-version-check torch pytest tfrecord matplotlib ||
       return 1
+  fi
+  # Peers for interoperability tests and bench/compare: Pillow and torchvision
+  # (image decoding reference), NVIDIA DALI (CPU-only pipelines read our
+  # .index files), MosaicML Streaming (MDSWriter), PySpark (local mode).
+  if ! "$venv/bin/python" -c "import PIL, torchvision, nvidia.dali, streaming, pyspark" \
+       >/dev/null 2>&1; then
+    echo "shardfeed: installing Pillow, torchvision, nvidia-dali-cuda130, mosaicml-streaming" \
+         "and pyspark into $venv (once)" >&2
+    "$venv/bin/pip" install -q --disable-pip-version-check Pillow torchvision \
+      nvidia-dali-cuda130 mosaicml-streaming pyspark || return 1
   fi
   SHARDFEED_TF_PYTHON="$venv/bin/python"
   export SHARDFEED_TF_PYTHON
