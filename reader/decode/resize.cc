@@ -1,0 +1,149 @@
+#include "reader/decode/resize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace shardfeed {
+namespace {
+
+constexpr int kPrecisionBits = 32 - 8 - 2;  // Pillow's PRECISION_BITS
+
+// Per output pixel: the first input pixel, the tap count, and the taps.
+struct Coeffs {
+  int ksize = 0;
+  std::vector<int> first, count;
+  std::vector<int32_t> k;  // out_size * ksize, fixed point
+};
+
+double Triangle(double x) {
+  x = std::fabs(x);
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+// Pillow's precompute_coeffs + normalize_coeffs_8bpc for the bilinear filter
+// (box edges as C floats, as Pillow receives them).
+Coeffs Precompute(int in_size, float in0, float in1, int out_size) {
+  const double scale = static_cast<double>(in1 - in0) / out_size;
+  const double filterscale = std::max(scale, 1.0);
+  const double support = 1.0 * filterscale;
+  Coeffs c;
+  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  c.first.resize(out_size);
+  c.count.resize(out_size);
+  c.k.assign(static_cast<size_t>(out_size) * c.ksize, 0);
+  std::vector<double> w(c.ksize);
+  for (int xx = 0; xx < out_size; ++xx) {
+    const double center = in0 + (xx + 0.5) * scale;
+    const double ss = 1.0 / filterscale;
+    const int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
+    const int xmax = std::min(static_cast<int>(center + support + 0.5), in_size) - xmin;
+    double ww = 0;
+    for (int x = 0; x < xmax; ++x) {
+      w[x] = Triangle((x + xmin - center + 0.5) * ss);
+      ww += w[x];
+    }
+    for (int x = 0; x < xmax; ++x) {
+      const double v = (ww != 0.0 ? w[x] / ww : w[x]) * (1 << kPrecisionBits);
+      c.k[static_cast<size_t>(xx) * c.ksize + x] = static_cast<int32_t>(v < 0 ? v - 0.5 : v + 0.5);
+    }
+    c.first[xx] = xmin;
+    c.count[xx] = std::max(xmax, 0);
+  }
+  return c;
+}
+
+inline uint8_t Clip8(int32_t v) {
+  v >>= kPrecisionBits;
+  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+// One horizontal pass over rows [row0, row0 + rows) of src.
+void Horizontal(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
+                uint8_t* out) {
+  for (int y = 0; y < rows; ++y) {
+    const uint8_t* in = src.data + (row0 + y) * src.stride;
+    uint8_t* o = out + static_cast<size_t>(y) * out_w * 3;
+    for (int xx = 0; xx < out_w; ++xx) {
+      const int32_t* k = &c.k[static_cast<size_t>(xx) * c.ksize];
+      const uint8_t* p = in + c.first[xx] * 3;
+      int32_t r = 1 << (kPrecisionBits - 1), g = r, b = r;
+      for (int x = 0; x < c.count[xx]; ++x) {
+        r += p[3 * x] * k[x];
+        g += p[3 * x + 1] * k[x];
+        b += p[3 * x + 2] * k[x];
+      }
+      o[3 * xx] = Clip8(r);
+      o[3 * xx + 1] = Clip8(g);
+      o[3 * xx + 2] = Clip8(b);
+    }
+  }
+}
+
+// The vertical pass; first[] is relative to `in`'s first row.
+void Vertical(const uint8_t* in, size_t in_stride, int width, const Coeffs& c, int row_shift,
+              int out_h, uint8_t* out) {
+  const int n = width * 3;
+  std::vector<int32_t> acc(n);
+  for (int yy = 0; yy < out_h; ++yy) {
+    std::fill(acc.begin(), acc.end(), 1 << (kPrecisionBits - 1));
+    const int32_t* k = &c.k[static_cast<size_t>(yy) * c.ksize];
+    for (int y = 0; y < c.count[yy]; ++y) {
+      const uint8_t* row = in + (c.first[yy] - row_shift + y) * in_stride;
+      const int32_t ky = k[y];
+      for (int i = 0; i < n; ++i) acc[i] += row[i] * ky;
+    }
+    uint8_t* o = out + static_cast<size_t>(yy) * n;
+    for (int i = 0; i < n; ++i) o[i] = Clip8(acc[i]);
+  }
+}
+
+void FlipRows(uint8_t* out, int w, int h) {
+  for (int y = 0; y < h; ++y) {
+    uint8_t* row = out + static_cast<size_t>(y) * w * 3;
+    for (int a = 0, b = w - 1; a < b; ++a, --b) {
+      for (int ch = 0; ch < 3; ++ch) std::swap(row[3 * a + ch], row[3 * b + ch]);
+    }
+  }
+}
+
+}  // namespace
+
+void ResizeBox(const RgbImage& src, double x0, double y0, double x1, double y1, uint8_t* out,
+               int out_w, int out_h, bool flip, std::vector<uint8_t>* scratch) {
+  const float fx0 = static_cast<float>(x0), fx1 = static_cast<float>(x1);
+  const float fy0 = static_cast<float>(y0), fy1 = static_cast<float>(y1);
+  const bool need_h = out_w != src.width || fx0 != 0 || fx1 != src.width;
+  const bool need_v = out_h != src.height || fy0 != 0 || fy1 != src.height;
+  const Coeffs horiz = Precompute(src.width, fx0, fx1, out_w);
+  const Coeffs vert = Precompute(src.height, fy0, fy1, out_h);
+  const int row_first = vert.first[0];
+  const int row_last = vert.first[out_h - 1] + vert.count[out_h - 1];
+  const uint8_t* mid = src.data;
+  size_t mid_stride = src.stride;
+  int mid_shift = 0;
+  if (need_h) {
+    const int rows = need_v ? row_last - row_first : src.height;
+    const int row0 = need_v ? row_first : 0;
+    uint8_t* dst = need_v ? nullptr : out;
+    if (need_v) {
+      scratch->resize(static_cast<size_t>(rows) * out_w * 3);
+      dst = scratch->data();
+    }
+    Horizontal(src, row0, rows, horiz, out_w, dst);
+    mid = dst;
+    mid_stride = static_cast<size_t>(out_w) * 3;
+    mid_shift = row0;
+  }
+  if (need_v) {
+    Vertical(mid, mid_stride, out_w, vert, mid_shift, out_h, out);
+  } else if (!need_h) {
+    for (int y = 0; y < out_h; ++y) {
+      std::memcpy(out + static_cast<size_t>(y) * out_w * 3, src.data + y * src.stride,
+                  static_cast<size_t>(out_w) * 3);
+    }
+  }
+  if (flip) FlipRows(out, out_w, out_h);
+}
+
+}  // namespace shardfeed
