@@ -15,8 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "check/salvage_guard.h"
 #include "check/schema.h"
 #include "converter/file_list.h"
+#include "converter/leftovers.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
 #include "record/file.h"
@@ -399,6 +401,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   std::sort(in.shards.begin(), in.shards.end());
   in.shards.erase(std::unique(in.shards.begin(), in.shards.end()), in.shards.end());
   if (!o.salvage_dir.empty()) {
+    RETURN_IF_ERROR(RefuseSalvageOverInputs(in.shards, o.salvage_dir));
     ::mkdir(o.salvage_dir.c_str(), 0755);
     if (!IsDirectory(o.salvage_dir)) {
       return absl::InvalidArgumentError(absl::StrCat(o.salvage_dir, ": cannot create the salvage folder"));
@@ -425,6 +428,9 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   CheckReport report;
   report.manifest = absl::StrJoin(in.manifest_paths, " ");
   report.problems = std::move(in.problems);
+  std::vector<std::string> checked = in.shards;
+  checked.insert(checked.end(), in.manifest_paths.begin(), in.manifest_paths.end());
+  report.leftovers = FindLeftoversBeside(checked);
   report.shards.resize(in.shards.size());
   std::vector<std::vector<CheckProblem>> shard_problems(in.shards.size());
   std::atomic<size_t> next{0};
@@ -503,10 +509,15 @@ std::string ReportToJson(const CheckReport& r) {
                                     JsonEscape(s.path), s.records, s.bytes,
                                     s.damaged ? "true" : "false", salvage));
   }
+  std::string leftovers;
+  for (const auto& f : r.leftovers) {
+    absl::StrAppend(&leftovers, leftovers.empty() ? "" : ",", "\"", JsonEscape(f), "\"");
+  }
   return absl::StrFormat(
-      R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":"%s","problems":[%s],"shard_results":[%s]})",
+      R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":"%s","problems":[%s],"shard_results":[%s],"leftovers":[%s]})",
       r.problems.empty() ? "true" : "false", r.shards.size(), r.records, r.bytes, r.seconds,
-      r.bytes / 1e6 / std::max(r.seconds, 1e-9), JsonEscape(r.manifest), problems, shards);
+      r.bytes / 1e6 / std::max(r.seconds, 1e-9), JsonEscape(r.manifest), problems, shards,
+      leftovers);
 }
 
 }  // namespace shardfeed

@@ -65,6 +65,9 @@ struct CheckReport {
   uint64_t bytes = 0;
   double seconds = 0;
   std::string manifest;  // path, if one was checked
+  // Temporary files that interrupted shardfeed runs left beside the checked
+  // shards (converter/leftovers.h): not part of the dataset, not problems.
+  std::vector<std::string> leftovers;
 };
 
 absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths,

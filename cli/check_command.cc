@@ -24,7 +24,10 @@ int RunCheck(int argc, char** argv) {
       "record count, size and checksum; no unlisted shards).\n\n"
       "Prints one line per problem as FILE:OFFSET: what is wrong, then a summary.\n"
       "With --salvage OUTDIR, the good records of damaged shards are written to\n"
-      "new shards of the same names in OUTDIR; nothing is modified in place.");
+      "new shards of the same names in OUTDIR; nothing is modified in place (an\n"
+      "OUTDIR where that would replace an input shard is refused).\n\n"
+      "Temporary files that interrupted shardfeed runs left beside the shards are\n"
+      "listed as warnings (JSON: \"leftovers\"); they do not change the exit status.");
   bool raw = false, json = false, overwrite = false, quiet = false;
   int64_t threads = 0;
   std::string salvage;
@@ -67,6 +70,11 @@ int RunCheck(int argc, char** argv) {
                   s.salvage.records_dropped >= 0 ? std::to_string(s.salvage.records_dropped).c_str()
                                                  : "an unknown number of",
                   static_cast<long long>(s.salvage.regions_dropped), ranges.c_str());
+    }
+    for (const auto& f : report->leftovers) {
+      std::printf("warning: %s: a temporary file an interrupted shardfeed run left (not part of "
+                  "the dataset; safe to delete)\n",
+                  f.c_str());
     }
     if (!quiet) {
       std::printf("%-8s %10s %12s %10s %9s\n", "shards", "records", "bytes", "MB/s", "problems");

@@ -43,7 +43,9 @@ int RunCopy(int argc, char** argv) {
   flags.AddString("compression", &compression, "none, zlib or gzip", "TYPE");
   flags.AddInt("compression-level", &level, "zlib level 0..9, -1 for zlib's default", "N");
   flags.AddBool("overwrite", &overwrite, "replace OUT if it exists");
-  flags.AddBool("index", &index, "also write OUT.index");
+  flags.AddBool("index", &index,
+                "also write OUT.index (for ZLIB/GZIP: offsets in the decompressed\n"
+                "                            stream, as `shardfeed index` writes them)");
   std::vector<std::string> inputs;
   if (absl::Status s = flags.Parse(argc, argv, &inputs); !s.ok()) return ReportError("copy", s);
   if (flags.help_requested()) {
@@ -68,13 +70,14 @@ int RunCopy(int argc, char** argv) {
   if (!writer.ok()) return ReportError("copy", writer.status());
   absl::Status s = CopyAll(inputs, writer->get());
   if (!s.ok()) return ReportError("copy", s);  // the writer removes its temporary
-  if (index && (*parsed == Compression::kNone)) {
-    s = WriteIndexFile(IndexPathFor(output), (*writer)->index());
-    if (!s.ok()) return ReportError("copy", s);
-  }
-  uint64_t records = (*writer)->index().size();
+  const std::vector<IndexEntry> entries = (*writer)->index();
   s = (*writer)->Close();
   if (!s.ok()) return ReportError("copy", s);
+  if (index) {
+    s = WriteIndexFile(IndexPathFor(output), entries);
+    if (!s.ok()) return ReportError("copy", s);
+  }
+  const uint64_t records = entries.size();
   std::fprintf(stderr, "copied %llu records into %s (%s)\n",
                static_cast<unsigned long long>(records), output.c_str(),
                CompressionName(*parsed));

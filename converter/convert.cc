@@ -14,9 +14,12 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/version.h"
 #include "converter/file_list.h"
+#include "converter/leftovers.h"
 #include "converter/ordered_pipeline.h"
+#include "converter/output_dir.h"
 #include "converter/source.h"
 #include "record/errors.h"
 #include "record/file.h"
@@ -75,8 +78,21 @@ class SplitWriter {
       : o_(o), dir_(std::move(dir)), split_(std::move(split)), prefix_(std::move(prefix)),
         records_(records), done_(done) {}
 
-  // `record` is framed (header, data, footer).
-  absl::Status Add(absl::string_view record) {
+  // `record` is framed (header, data, footer). Errors name the user's folder
+  // and the shard, not the hidden temporary.
+  absl::Status Add(absl::string_view record) { return InUserTerms(AddRecord(record)); }
+  absl::Status Finish() {
+    if (writer_ != nullptr) return InUserTerms(CloseShard());
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status InUserTerms(const absl::Status& s) const {
+    if (s.ok() || partial_.empty()) return s;
+    return absl::Status(s.code(), ReplaceTemporaryPath(std::string(s.message()), partial_, shown_));
+  }
+
+  absl::Status AddRecord(absl::string_view record) {
     bool boundary;
     if (o_.num_shards > 0) {
       boundary = written_ == next_boundary_ && written_ < records_;
@@ -91,12 +107,6 @@ class SplitWriter {
     return absl::OkStatus();
   }
 
-  absl::Status Finish() {
-    if (writer_ != nullptr) RETURN_IF_ERROR(CloseShard());
-    return absl::OkStatus();
-  }
-
- private:
   absl::Status StartShard() {
     if (writer_ != nullptr) RETURN_IF_ERROR(CloseShard());
     int64_t k = shard_count_++;
@@ -105,8 +115,9 @@ class SplitWriter {
     wo.compression = o_.compression;
     wo.compression_level = o_.compression_level;
     wo.overwrite = true;  // our own hidden temporary
-    std::string partial = absl::StrFormat("%s/.%s-%05d.partial-%d", dir_, prefix_, k, ::getpid());
-    ASSIGN_OR_RETURN(writer_, RecordWriter::Create(partial, wo));
+    partial_ = PartialShardPath(dir_, prefix_, k);
+    shown_ = absl::StrFormat("%s (shard %s-%05d)", dir_, prefix_, k);
+    ASSIGN_OR_RETURN(writer_, RecordWriter::Create(partial_, wo));
     return absl::OkStatus();
   }
 
@@ -127,6 +138,7 @@ class SplitWriter {
 
   const ConvertOptions& o_;
   std::string dir_, split_, prefix_;
+  std::string partial_, shown_;  // the shard being written, as hidden and as shown
   uint64_t records_;
   std::vector<PendingShard>* done_;
   std::unique_ptr<RecordWriter> writer_;
@@ -134,27 +146,6 @@ class SplitWriter {
   uint64_t written_ = 0;
   uint64_t next_boundary_ = 0;
 };
-
-// Existing files that this run would replace or leave stale.
-absl::StatusOr<std::vector<std::string>> ExistingOutput(const std::string& dir,
-                                                        const std::set<std::string>& prefixes) {
-  std::vector<std::string> found;
-  if (!PathExists(dir)) return found;
-  ASSIGN_OR_RETURN(DirEntries e, ListDir(dir));
-  for (const auto& f : e.files) {
-    if (f == "manifest.json") {
-      found.push_back(f);
-      continue;
-    }
-    for (const auto& p : prefixes) {
-      static const std::regex kShard(R"(-\d{5}-of-\d{5}\.tfrecord(\.gz|\.zlib)?(\.index)?$)");
-      if (f.compare(0, p.size(), p) == 0 && std::regex_match(f.substr(p.size()), kShard)) {
-        found.push_back(f);
-      }
-    }
-  }
-  return found;
-}
 
 }  // namespace
 
@@ -168,6 +159,17 @@ std::string ManifestToJson(const Manifest& manifest) {
   return json;
 }
 
+absl::StatusOr<Manifest> ManifestFromJson(absl::string_view json) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  Manifest m;
+  auto parsed = google::protobuf::util::JsonStringToMessage(std::string(json), &m, options);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("not a valid manifest: ", parsed.ToString()));
+  }
+  return m;
+}
+
 absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   if (o.output_dir.empty()) return absl::InvalidArgumentError("--output is required");
@@ -179,6 +181,10 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   if (o.compression == Compression::kAuto) {
     return absl::InvalidArgumentError("compression must be none, zlib or gzip");
   }
+  if (o.type == "image-folder") {
+    RETURN_IF_ERROR(RefuseNestedFolders(o.input, o.output_dir,
+                                        "image-folder reads every folder below --input"));
+  }
   SourceOptions so;
   so.input = o.input;
   so.validation_from = o.validation_from;
@@ -187,25 +193,21 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
 
   const std::vector<std::string> splits = source->splits();
   std::vector<std::string> prefixes;
-  std::set<std::string> prefix_set;
   uint64_t total = 0;
   for (size_t s = 0; s < splits.size(); ++s) {
     std::string p = o.prefix.empty() ? splits[s]
                     : splits.size() == 1 ? o.prefix
                                          : absl::StrCat(o.prefix, "-", splits[s]);
     prefixes.push_back(p);
-    prefix_set.insert(p);
     total += source->num_samples(s);
   }
   if (total == 0) return absl::InvalidArgumentError(absl::StrCat(o.input, ": the input is empty"));
 
-  ASSIGN_OR_RETURN(std::vector<std::string> existing, ExistingOutput(o.output_dir, prefix_set));
-  if (!existing.empty() && !o.overwrite) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        o.output_dir, " already holds a dataset (", existing.front(), existing.size() > 1 ? ", ..." : "",
-        "); use --overwrite to replace it"));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::string> previous,
+                   PreviousDatasetToReplace(o.output_dir, prefixes, o.overwrite));
   RETURN_IF_ERROR(MakeDirs(o.output_dir));
+  ASSIGN_OR_RETURN(std::vector<std::string> leftovers,
+                   RemoveConvertLeftovers(o.output_dir, prefixes));
 
   std::vector<PendingShard> shards;
   // On any failure, remove every temporary shard written so far.
@@ -297,9 +299,9 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
     info->set_records(static_cast<int64_t>(source->num_samples(s)));
     info->set_shards(shards_per_prefix[prefixes[s]]);
   }
-  // With --overwrite: shards of an earlier run that this run did not replace
-  // would be mistaken for part of the dataset.
-  for (const std::string& f : existing) {
+  // With --overwrite: files of the previous dataset that this run did not
+  // replace would be mistaken for part of the new one.
+  for (const std::string& f : previous) {
     if (f != "manifest.json" && !final_names.count(f)) {
       ::unlink(absl::StrCat(o.output_dir, "/", f).c_str());
     }
@@ -309,6 +311,11 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   ConvertSummary summary;
   summary.manifest = std::move(m);
   summary.warnings = source->warnings();
+  if (!leftovers.empty()) {
+    summary.warnings.push_back(absl::StrCat(
+        "removed ", leftovers.size(), " temporary file(s) an interrupted run left in ",
+        o.output_dir, ": ", absl::StrJoin(leftovers, ", ")));
+  }
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;

@@ -9,7 +9,9 @@
 //  - Safe: shards are written under hidden temporary names and renamed when
 //    every shard of every split is complete; the manifest is written last; on
 //    any error or cancellation the temporaries are removed. Existing output is
-//    never replaced without `overwrite`.
+//    never replaced without `overwrite`, and then only a dataset shardfeed
+//    wrote (converter/output_dir.h); temporaries that a killed run left are
+//    removed (converter/leftovers.h) and reported in the summary's warnings.
 //  - Bounded memory: a window of record chunks is in flight, not the dataset
 //    (CIFAR and MNIST sources hold their batches, ~180 MB at most).
 #ifndef SHARDFEED_CONVERTER_CONVERT_H_
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/manifest.pb.h"
 #include "record/compression.h"
 
@@ -75,6 +78,9 @@ std::string SummaryToJson(const ConvertSummary& summary);
 
 // The manifest as written to manifest.json.
 std::string ManifestToJson(const Manifest& manifest);
+// A manifest.json's text (unknown fields ignored); INVALID_ARGUMENT if it is
+// not one.
+absl::StatusOr<Manifest> ManifestFromJson(absl::string_view json);
 
 }  // namespace shardfeed
 

@@ -105,7 +105,7 @@ absl::StatusOr<std::unique_ptr<AtomicOutputFile>> AtomicOutputFile::Create(
   static std::atomic<uint64_t> counter{0};
   std::string temp = absl::StrCat(path, ".tmp-", ::getpid(), "-", counter++);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", temp, errno);
+  if (fd < 0) return IoError("cannot create", path, errno);
   return std::unique_ptr<AtomicOutputFile>(
       new AtomicOutputFile(path, std::move(temp), fd, overwrite));
 }
@@ -123,7 +123,7 @@ absl::Status AtomicOutputFile::Append(absl::string_view data) {
     ssize_t w = ::write(fd_, p, left);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return IoError("write failed", temp_path_, errno);
+      return IoError("write failed", path_, errno);
     }
     p += w;
     left -= static_cast<size_t>(w);
@@ -139,13 +139,13 @@ absl::Status AtomicOutputFile::Commit() {
   if (::fdatasync(fd_) != 0 && errno != EINVAL) {
     int e = errno;
     Abandon();
-    return IoError("sync failed", temp_path_, e);
+    return IoError("sync failed", path_, e);
   }
   if (::close(fd_) != 0) {
     int e = errno;
     fd_ = -1;
     Abandon();
-    return IoError("close failed", temp_path_, e);
+    return IoError("close failed", path_, e);
   }
   fd_ = -1;
   if (!overwrite_ && PathExists(path_)) {

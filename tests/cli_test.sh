@@ -40,6 +40,14 @@ check "copy refuses to overwrite" test "$(exit_code "$SF" copy "$TMP/a.gz" --out
 check "copy concatenates" "$SF" copy "$DATA/pwnall_singles.tfrecords" "$DATA/pwnall_data.tfrecord" --output "$TMP/cat.tfrecord"
 check "concatenated count" grep -qx ".*cat.tfrecord 4" <<<"$("$SF" cat --count "$TMP/cat.tfrecord")"
 
+# copy --index with compressed output: the index (decompressed offsets, as
+# `index` writes them) is written, not silently dropped.
+check "copy --index to gzip" "$SF" copy "$DATA/tfx_cifar10_test_tiny.tfrecord" --output "$TMP/g.tfrecord.gz" --compression gzip --index
+check "gzip copy's index equals the plain one" cmp -s "$TMP/g.tfrecord.gz.index" "$TMP/c.tfrecord.index"
+check "copy --index to zlib" "$SF" copy "$DATA/tfx_cifar10_test_tiny.tfrecord" --output "$TMP/z.zlib" --compression zlib --index
+cp "$TMP/z.zlib" "$TMP/z2.zlib" && "$SF" index "$TMP/z2.zlib" >/dev/null
+check "zlib copy's index equals shardfeed index's" cmp -s "$TMP/z.zlib.index" "$TMP/z2.zlib.index"
+
 # index: DALI format, identical to what copy --index wrote.
 cp "$DATA/tfx_cifar10_test_tiny.tfrecord" "$TMP/d.tfrecord"
 check "index" "$SF" index "$TMP/d.tfrecord"
@@ -57,6 +65,27 @@ check "copy corrupt exits 1" test "$(exit_code "$SF" copy "$TMP/bad.tfrecord" --
 check "copy left nothing" test -z "$(ls "$TMP" | grep '^out')"
 head -c 50 "$DATA/pwnall_singles.tfrecords" >"$TMP/trunc.tfrecord"
 check "truncated exits 1" test "$(exit_code "$SF" cat "$TMP/trunc.tfrecord")" -eq 1
+
+# check --salvage never replaces an input shard, even with --overwrite.
+mkdir -p "$TMP/dmg"
+cp "$TMP/bad.tfrecord" "$TMP/dmg/bad.tfrecord" && cp "$TMP/bad.tfrecord" "$TMP/bad.orig"
+check "salvage into the input folder exits 2" test "$(exit_code "$SF" check "$TMP/dmg" --salvage "$TMP/dmg" --overwrite)" -eq 2
+check "salvage into the input folder says why" grep -q "would replace the input" <<<"$("$SF" check "$TMP/dmg" --salvage "$TMP/dmg/." --overwrite 2>&1)"
+ln -s "$TMP/dmg" "$TMP/dmg-link"
+check "salvage into a link to the input folder exits 2" test "$(exit_code "$SF" check "$TMP/dmg/bad.tfrecord" --salvage "$TMP/dmg-link" --overwrite)" -eq 2
+check "the damaged shard is untouched" cmp -s "$TMP/bad.orig" "$TMP/dmg/bad.tfrecord"
+check "salvage elsewhere still works" test "$(exit_code "$SF" check "$TMP/dmg" --salvage "$TMP/rescued")" -eq 1
+check "salvaged shard written" test -e "$TMP/rescued/bad.tfrecord"
+
+# check lists the temporaries an interrupted run left (a warning, exit 0).
+sleep 0 & dead=$!; wait "$dead"
+mkdir -p "$TMP/ds" && cp "$DATA/tfx_cifar10_test_tiny.tfrecord" "$TMP/ds/a.tfrecord"
+touch "$TMP/ds/.train-00000.partial-$dead.tmp-$dead-0" "$TMP/ds/b.tfrecord.tmp-$dead-1"
+out="$("$SF" check --raw "$TMP/ds")"; rc=$?
+check "leftovers do not fail check" test "$rc" -eq 0
+check "check names the partial shard" grep -q "^warning: $TMP/ds/.train-00000.partial-$dead.tmp-$dead-0: a temporary file" <<<"$out"
+check "check names the copy temporary" grep -q "^warning: $TMP/ds/b.tfrecord.tmp-$dead-1: " <<<"$out"
+check "check --json lists leftovers" grep -q "\"leftovers\":\[\"$TMP/ds/.train-00000.partial-$dead.tmp-$dead-0\"," <<<"$("$SF" check --raw --json "$TMP/ds")"
 
 # Usage and I/O errors: exit 2.
 check "missing file exits 2" test "$(exit_code "$SF" cat "$TMP/missing.tfrecord")" -eq 2

@@ -99,11 +99,62 @@ check "missing input exits 2" test "$(exit_code "$SF" convert mnist --input "$TM
 check "unknown type exits 2" test "$(exit_code "$SF" convert imagenet --input x --output y)" -eq 2
 check "--json error" grep -q '"ok":false' <<<"$("$SF" convert mnist --input "$TMP/nope" --output "$TMP/out7" --json 2>/dev/null)"
 
+long="$(printf 'p%.0s' $(seq 240))"
+check "a shard that cannot be created exits 2" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/long" --prefix "$long")" -eq 2
+check "the error names the folder and shard, not the hidden temporary" grep -q "$TMP/long (shard $long-t[a-z]*-00000): cannot create: File name too long" "$TMP/last.err"
+check "the error does not show the temporary" test -z "$(grep -e '\.partial' -e '\.tmp-' "$TMP/last.err")"
+
 # --- Existing output ---------------------------------------------------------
 check "refuses to overwrite" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/a")" -eq 2
 check "says --overwrite" grep -q "use --overwrite" "$TMP/last.err"
 check "overwrite works" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/a" --overwrite --quiet --shard-size 100MB
 check "stale shards removed on overwrite" test "$(ls "$TMP"/a/train-*.tfrecord | wc -l)" -eq 1
+
+# --overwrite replaces only what a shardfeed manifest there lists (issue 14).
+mkdir -p "$TMP/tfw" && cp "$FX/cifar10-py/test_batch" "$TMP/tfw/train-00000-of-00004.tfrecord"
+cp "$TMP/tfw/train-00000-of-00004.tfrecord" "$TMP/tf-original"
+check "refuses to replace a TensorFlow-written shard" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/tfw" --overwrite)" -eq 2
+check "names the foreign shard" grep -q "train-00000-of-00004.tfrecord" "$TMP/last.err"
+check "the foreign shard is intact" cmp -s "$TMP/tf-original" "$TMP/tfw/train-00000-of-00004.tfrecord"
+check "wrote nothing beside it" test "$(ls -A "$TMP/tfw")" = "train-00000-of-00004.tfrecord"
+mkdir -p "$TMP/mine" && echo '{"my": "own manifest"}' >"$TMP/mine/manifest.json"
+check "refuses to replace a foreign manifest.json" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/mine" --overwrite)" -eq 2
+check "names the foreign manifest" grep -q "manifest.json" "$TMP/last.err"
+check "the foreign manifest is intact" test "$(cat "$TMP/mine/manifest.json")" = '{"my": "own manifest"}'
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/own" --quiet --shard-size 200KB
+cp "$TMP/tf-original" "$TMP/own/test-00000-of-00009.tfrecord"
+check "refuses a foreign shard beside a shardfeed dataset" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/own" --overwrite)" -eq 2
+check "names only the unlisted shard" grep -q "lists: test-00000-of-00009.tfrecord; " "$TMP/last.err"
+rm "$TMP/own/test-00000-of-00009.tfrecord"
+echo "keep me" >"$TMP/own/notes.txt"
+check "overwrite with another prefix" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/own" --overwrite --quiet --prefix c10
+check "the previous dataset's shards are gone" test -z "$(ls "$TMP"/own/train-* "$TMP"/own/test-* 2>/dev/null)"
+check "other files stay" test "$(cat "$TMP/own/notes.txt")" = "keep me"
+
+# image-folder: no output inside the input, no input inside the output.
+mkdir -p "$TMP/tree/cat" && cp "$FX"/images/cifar10-jpg/cat/* "$TMP/tree/cat/"
+check "refuses an output inside the input" test "$(exit_code "$SF" convert image-folder --input "$TMP/tree" --output "$TMP/tree/out")" -eq 2
+check "says why" grep -q "is inside the input folder" "$TMP/last.err"
+check "created nothing inside the input" test ! -e "$TMP/tree/out"
+check "refuses the input folder itself" test "$(exit_code "$SF" convert image-folder --input "$TMP/tree" --output "$TMP/tree/cat/../")" -eq 2
+check "refuses an input inside the output" test "$(exit_code "$SF" convert image-folder --input "$TMP/tree/cat/.." --output "$TMP")" -eq 2
+check "says the input is inside" grep -q "is inside the output folder" "$TMP/last.err"
+check "a sibling output is fine" "$SF" convert image-folder --input "$TMP/tree" --output "$TMP/tree-out" --quiet
+
+# Leftovers of a killed run: the next convert removes its own (not a live
+# run's, not another prefix's) and says so.
+sleep 0 & dead=$!; wait "$dead"
+mkdir -p "$TMP/left"
+for f in ".train-00000.partial-$dead" ".train-00001.partial-$dead.tmp-$dead-3" "manifest.json.tmp-$dead-0" \
+         ".train-00002.partial-$$" ".other-00000.partial-$dead" "data.bin.tmp-$dead-0"; do
+  echo x >"$TMP/left/$f"
+done
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/left" 2>"$TMP/left.err" >/dev/null
+check "convert removed its leftovers" test -z "$(ls -A "$TMP/left" | grep -e "partial-$dead" -e "manifest.json.tmp" | grep -v other)"
+check "and said so" grep -q "removed 3 temporary file(s) an interrupted run left in .*partial-$dead" "$TMP/left.err"
+check "kept a live run's temporary" test -e "$TMP/left/.train-00002.partial-$$"
+check "kept another prefix's temporary" test -e "$TMP/left/.other-00000.partial-$dead"
+check "kept files it does not write" test -e "$TMP/left/data.bin.tmp-$dead-0"
 
 # --- Interrupted runs --------------------------------------------------------
 mkdir -p "$TMP/big"
@@ -111,6 +162,8 @@ for i in $(seq 1 150); do head -c 1000000 /dev/urandom >"$TMP/big/f$i.bin"; done
 "$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/killed" --shard-size 5MB --threads 1 --compression gzip --compression-level 9 &
 pid=$!; sleep 0.5; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 check "SIGKILL mid-way leaves no complete-looking shard and no manifest" no_dataset "$TMP/killed"
+"$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/killed" --shard-size 5MB 2>/dev/null
+check "the next convert leaves no temporary behind" test -z "$(ls -A "$TMP/killed" | grep '^\.')"
 "$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/interrupted" --shard-size 5MB --threads 1 --compression gzip --compression-level 9 2>"$TMP/int.err" &
 pid=$!; sleep 0.5; kill -INT $pid 2>/dev/null; wait $pid; rc=$?
 check "SIGINT exits non-zero" test "$rc" -ne 0
