@@ -1,9 +1,12 @@
 #include "reader/decoder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "reader/decode/image_decoder.h"
+#include "reader/decode/wav_decoder.h"
 #include "reader/example_wire.h"
 
 namespace shardfeed {
@@ -14,9 +17,11 @@ absl::Status Wrong(const FeatureSpec& f, absl::string_view what) {
 }
 
 // Fills an element count of numbers from every occurrence of the list.
+// Padded lists (decode kInt64List/kFloatList) keep the first elements()
+// values, pad the rest, and report how many they kept in *kept.
 template <typename T, typename ReadOne, typename ReadPacked>
 absl::Status DecodeNumbers(const FeatureView& v, const FeatureSpec& f, uint32_t scalar_wire,
-                           T* out, ReadOne read_one, ReadPacked read_packed) {
+                           T* out, ReadOne read_one, ReadPacked read_packed, int64_t* kept) {
   const int64_t want = f.elements();
   int64_t n = 0;
   for (absl::string_view list : v.lists) {
@@ -43,6 +48,13 @@ absl::Status DecodeNumbers(const FeatureView& v, const FeatureSpec& f, uint32_t 
         return Wrong(f, "malformed list");
       }
     }
+  }
+  const bool padded = f.decode.kind == DecodeKind::kInt64List ||
+                      f.decode.kind == DecodeKind::kFloatList;
+  if (padded) {
+    *kept = std::min(n, want);
+    std::fill(out + *kept, out + want, static_cast<T>(f.decode.pad));
+    return absl::OkStatus();
   }
   if (n != want) return Wrong(f, absl::StrCat("has ", n, " values, expected ", want));
   return absl::OkStatus();
@@ -86,17 +98,86 @@ void FillDefault(const FeatureSpec& f, char* row) {
   }
 }
 
+// The wire kind a spec reads: decoded images and audio are bytes.
+FeatureKind WireKind(const FeatureSpec& f) {
+  if (f.decode.kind == DecodeKind::kImage || f.decode.kind == DecodeKind::kAudio) {
+    return FeatureKind::kBytes;
+  }
+  return f.dtype == DType::kUint8   ? FeatureKind::kBytes
+         : f.dtype == DType::kInt64 ? FeatureKind::kInt64
+                                    : FeatureKind::kFloat;
+}
+
+// A decoder's error keeps its code (INVALID_ARGUMENT / DATA_LOSS) and gains
+// the feature's name.
+absl::Status Named(const FeatureSpec& f, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat("feature '", f.name, "': ", s.message()));
+}
+
+absl::Status DecodeBytesFeature(const FeatureView& v, const FeatureSpec& f, char* row,
+                                std::string* var, const DecodeContext& context, int64_t* length) {
+  absl::string_view value;
+  absl::Status s = DecodeSingleBytes(v, f, &value);
+  if (!s.ok()) return s;
+  switch (f.decode.kind) {
+    case DecodeKind::kImage:
+      s = CpuImageDecoder().DecodeInto(value, f.decode.image, context.seed, context.sample,
+                                       reinterpret_cast<uint8_t*>(row));
+      return s.ok() ? s : Named(f, s);
+    case DecodeKind::kAudio: {
+      absl::StatusOr<int64_t> n = DecodeWavInto(value, f.decode.audio, context.seed,
+                                                context.sample, reinterpret_cast<float*>(row));
+      if (!n.ok()) return Named(f, n.status());
+      *length = *n;
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  if (f.variable_length) {
+    var->append(value.data(), value.size());
+  } else if (static_cast<int64_t>(value.size()) != f.elements()) {
+    return Wrong(f, absl::StrCat("is ", value.size(), " bytes, expected ", f.elements()));
+  } else {
+    std::memcpy(row, value.data(), value.size());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodeFeature(const FeatureView& v, const FeatureSpec& f, char* row,
+                           std::string* var, const DecodeContext& context, int64_t* length) {
+  if (WireKind(f) == FeatureKind::kBytes) {
+    return DecodeBytesFeature(v, f, row, var, context, length);
+  }
+  if (f.dtype == DType::kInt64) {
+    auto varint = [](WireReader* r, int64_t* x) {
+      uint64_t u;
+      if (!r->ReadVarint(&u)) return false;
+      *x = static_cast<int64_t>(u);
+      return true;
+    };
+    return DecodeNumbers<int64_t>(v, f, 0, reinterpret_cast<int64_t*>(row), varint, varint,
+                                  length);
+  }
+  auto fixed32 = [](WireReader* r, float* x) {
+    uint32_t bits;
+    if (!r->ReadFixed32(&bits)) return false;
+    std::memcpy(x, &bits, 4);
+    return true;
+  };
+  return DecodeNumbers<float>(v, f, 5, reinterpret_cast<float*>(row), fixed32, fixed32, length);
+}
+
 }  // namespace
 
 absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
                               char* const* fixed_rows, std::string* const* var_values,
                               const DecodeContext& context) {
-  (void)context;  // no decoder draws random numbers yet
   absl::InlinedVector<FeatureView, 8> found(spec.size());
   absl::InlinedVector<bool, 8> seen(spec.size(), false);
   absl::Status walk = WalkExample(record, [&](absl::string_view key, const FeatureView& v) {
     for (size_t i = 0; i < spec.size(); ++i) {
-      if (spec[i].name == key) {
+      if (spec[i].name == key && spec[i].decode.kind != DecodeKind::kLengthOf) {
         found[i] = v;  // a later duplicate key replaces an earlier one
         seen[i] = true;
         break;
@@ -105,8 +186,11 @@ absl::Status DecodeExampleRow(absl::string_view record, const std::vector<Featur
     return absl::OkStatus();
   });
   if (!walk.ok()) return walk;
+  // lengths[i]: values before padding, for NAME/length features.
+  absl::InlinedVector<int64_t, 8> lengths(spec.size(), 0);
   for (size_t i = 0; i < spec.size(); ++i) {
     const FeatureSpec& f = spec[i];
+    if (f.decode.kind == DecodeKind::kLengthOf) continue;
     const FeatureView& v = found[i];
     if (!seen[i] || v.kind == FeatureKind::kNone) {
       if (!f.has_default) return Wrong(f, "missing from the record");
@@ -114,43 +198,21 @@ absl::Status DecodeExampleRow(absl::string_view record, const std::vector<Featur
       FillDefault(f, fixed_rows[i]);
       continue;
     }
-    const FeatureKind want = f.dtype == DType::kUint8   ? FeatureKind::kBytes
-                             : f.dtype == DType::kInt64 ? FeatureKind::kInt64
-                                                        : FeatureKind::kFloat;
+    const FeatureKind want = WireKind(f);
     if (v.kind != want) {
       return Wrong(f, absl::StrCat("is ", FeatureKindName(v.kind), ", expected ",
                                    FeatureKindName(want)));
     }
-    absl::Status s;
-    if (f.dtype == DType::kUint8) {
-      absl::string_view value;
-      s = DecodeSingleBytes(v, f, &value);
-      if (!s.ok()) return s;
-      if (f.variable_length) {
-        var_values[i]->append(value.data(), value.size());
-      } else if (static_cast<int64_t>(value.size()) != f.elements()) {
-        return Wrong(f, absl::StrCat("is ", value.size(), " bytes, expected ", f.elements()));
-      } else {
-        std::memcpy(fixed_rows[i], value.data(), value.size());
-      }
-    } else if (f.dtype == DType::kInt64) {
-      auto varint = [](WireReader* r, int64_t* x) {
-        uint64_t u;
-        if (!r->ReadVarint(&u)) return false;
-        *x = static_cast<int64_t>(u);
-        return true;
-      };
-      s = DecodeNumbers<int64_t>(v, f, 0, reinterpret_cast<int64_t*>(fixed_rows[i]), varint, varint);
-    } else {
-      auto fixed32 = [](WireReader* r, float* x) {
-        uint32_t bits;
-        if (!r->ReadFixed32(&bits)) return false;
-        std::memcpy(x, &bits, 4);
-        return true;
-      };
-      s = DecodeNumbers<float>(v, f, 5, reinterpret_cast<float*>(fixed_rows[i]), fixed32, fixed32);
-    }
+    absl::Status s = DecodeFeature(v, f, fixed_rows[i], var_values[i], context, &lengths[i]);
     if (!s.ok()) return s;
+  }
+  for (size_t j = 0; j < spec.size(); ++j) {
+    if (spec[j].decode.kind != DecodeKind::kLengthOf || fixed_rows[j] == nullptr) continue;
+    int64_t n = 0;
+    for (size_t i = 0; i < spec.size(); ++i) {
+      if (spec[i].name == spec[j].length_of && i != j) n = lengths[i];
+    }
+    std::memcpy(fixed_rows[j], &n, sizeof(n));
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,7 @@
 #include "reader/feature_spec.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -131,12 +133,108 @@ absl::StatusOr<std::vector<FeatureSpec>> ParseSpec(const std::string& text) {
   return spec;
 }
 
+namespace {
+
+absl::Status Shape(FeatureSpec* f, const DecodeSpec& d) {
+  switch (d.kind) {
+    case DecodeKind::kImage:
+    case DecodeKind::kAudio:
+      if (f->dtype != DType::kUint8 || !f->variable_length) {
+        return absl::InvalidArgumentError(absl::StrCat("decode '", f->name, "=", d.text,
+                                                       "': not a variable-length bytes feature"));
+      }
+      if (d.kind == DecodeKind::kImage) {
+        f->dtype = DType::kUint8;
+        f->shape = {d.image.out_h, d.image.out_w, 3};
+      } else {
+        f->dtype = DType::kFloat32;
+        f->shape = {d.audio.channels, d.audio.length};
+      }
+      break;
+    case DecodeKind::kInt64List:
+    case DecodeKind::kFloatList:
+      if (f->dtype == DType::kUint8) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("decode '", f->name, "=", d.text, "': a bytes feature, not numbers"));
+      }
+      f->dtype = d.kind == DecodeKind::kInt64List ? DType::kInt64 : DType::kFloat32;
+      f->shape = {d.list_length};
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("decode '", f->name, "': bad spec"));
+  }
+  f->variable_length = false;
+  f->decode = d;
+  if (d.optional) {
+    f->has_default = true;
+    f->default_value = d.pad;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyDecodeSpecs(const std::map<std::string, std::string>& decode,
+                              std::vector<FeatureSpec>* features) {
+  for (const auto& [name, text] : decode) {
+    absl::StatusOr<DecodeSpec> d = ParseDecodeSpec(text);
+    if (!d.ok()) return d.status();
+    auto it = std::find_if(features->begin(), features->end(),
+                           [&](const FeatureSpec& f) { return f.name == name; });
+    if (it != features->end() && it->decode.kind != DecodeKind::kNone) {
+      if (it->decode.text == text) continue;  // applied already
+      return absl::InvalidArgumentError(
+          absl::StrCat("decode '", name, "': already decoded as '", it->decode.text, "'"));
+    }
+    const bool list = d->kind == DecodeKind::kInt64List || d->kind == DecodeKind::kFloatList;
+    if (it == features->end()) {
+      // Variable-length number lists are not in the manifest's spec.
+      if (!list) return absl::InvalidArgumentError(absl::StrCat("decode: no feature '", name, "'"));
+      FeatureSpec f;
+      f.name = name;
+      f.dtype = DType::kInt64;
+      features->push_back(f);
+      it = features->end() - 1;
+    }
+    absl::Status s = Shape(&*it, *d);
+    if (!s.ok()) return s;
+    if (d->kind != DecodeKind::kImage) {
+      FeatureSpec length;
+      length.name = name + "/length";
+      length.dtype = DType::kInt64;
+      length.decode.kind = DecodeKind::kLengthOf;
+      length.length_of = name;
+      features->insert(it + 1, length);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseDecodeOption(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (absl::string_view item : absl::StrSplit(text, ';', absl::SkipWhitespace())) {
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos || eq == 0 ||
+        item.substr(0, eq).find(',') != absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--decode '", item, "': expected FEATURE=SPEC (e.g. image/encoded=image,",
+                       "random_resized_crop=224,flip)"));
+    }
+    out[std::string(absl::StripAsciiWhitespace(item.substr(0, eq)))] =
+        std::string(absl::StripAsciiWhitespace(item.substr(eq + 1)));
+  }
+  return out;
+}
+
 std::string SpecToString(const std::vector<FeatureSpec>& spec) {
   std::vector<std::string> parts;
   for (const FeatureSpec& f : spec) {
     std::string p = absl::StrCat(f.name, ":", f.variable_length ? "bytes" : DTypeName(f.dtype));
     if (!f.shape.empty()) absl::StrAppend(&p, "[", absl::StrJoin(f.shape, "x"), "]");
     if (f.has_default) absl::StrAppend(&p, "=", f.default_value);
+    if (f.decode.kind != DecodeKind::kNone && f.decode.kind != DecodeKind::kLengthOf) {
+      absl::StrAppend(&p, " (decoded: ", f.decode.text, ")");
+    }
     parts.push_back(p);
   }
   return absl::StrJoin(parts, ";");

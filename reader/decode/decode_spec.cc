@@ -117,7 +117,9 @@ absl::StatusOr<DecodeSpec> ParseDecodeSpec(const std::string& text) {
     const std::string key = item.substr(0, eq);
     const std::string value = has_value ? item.substr(eq + 1) : "";
     absl::Status s;
-    if (spec.kind == DecodeKind::kImage) {
+    if (item == "optional") {
+      spec.optional = true;
+    } else if (spec.kind == DecodeKind::kImage) {
       s = ParseImageOption(text, key, value, has_value, &spec.image, &has_center_crop);
     } else if (spec.kind == DecodeKind::kAudio) {
       s = ParseAudioOption(text, key, value, has_value, &spec.audio);

@@ -13,7 +13,9 @@
 // resize=S (shorter side) or WxH (both sides), center_crop=S|WxH, no_dct_scaling,
 // format=jpeg|png (other formats are an error; default: either, by content).
 // Audio options: length=N (required), channels=C (1), rate=R (0: any),
-// random_crop (else the first N samples). Plain values; no state; thread-safe.
+// random_crop (else the first N samples). List options: length=N (required),
+// pad=X (0). Any kind: optional (records may lack the feature).
+// Plain values; no state; thread-safe.
 #ifndef SHARDFEED_READER_DECODE_DECODE_SPEC_H_
 #define SHARDFEED_READER_DECODE_DECODE_SPEC_H_
 
@@ -59,6 +61,7 @@ struct DecodeSpec {
   AudioDecodeSpec audio;
   int64_t list_length = 0;  // kInt64List / kFloatList
   double pad = 0;           // kInt64List / kFloatList
+  bool optional = false;    // "optional": a missing feature is zeros / pad, length 0
   std::string text;         // as given, for messages and SpecToString
 };
 

@@ -1,0 +1,162 @@
+// DecodeExampleRow with decoded features: images and WAV decoded straight
+// into their rows, padded number lists, NAME/length, optional features, and
+// errors that keep the decoder's code and name the feature.
+#include "reader/decoder.h"
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/example_encoder.h"
+#include "gtest/gtest.h"
+#include "reader/decode/image_decoder.h"
+#include "reader/feature_spec.h"
+#include "record/test_util.h"
+
+namespace shardfeed {
+namespace {
+
+std::string Jpeg() { return testing::ReadBytes(testing::RunfilePath("testdata/decode/rgb420.jpg")); }
+
+std::string Wav16(const std::vector<int16_t>& samples) {
+  auto le = [](std::string* s, uint32_t v, int n) {
+    for (int i = 0; i < n; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
+  };
+  std::string w = "RIFF";
+  le(&w, 36 + 2 * samples.size(), 4);
+  w += "WAVEfmt ";
+  le(&w, 16, 4);
+  le(&w, 1, 2);
+  le(&w, 1, 2);
+  le(&w, 16000, 4);
+  le(&w, 32000, 4);
+  le(&w, 2, 2);
+  le(&w, 16, 2);
+  w += "data";
+  le(&w, 2 * samples.size(), 4);
+  for (int16_t v : samples) le(&w, static_cast<uint16_t>(v), 2);
+  return w;
+}
+
+// Rows for every spec, and the pointers DecodeExampleRow takes.
+struct Rows {
+  explicit Rows(const std::vector<FeatureSpec>& spec) : data(spec.size()), var(spec.size()) {
+    for (size_t i = 0; i < spec.size(); ++i) {
+      data[i].assign(spec[i].variable_length ? 0 : spec[i].row_bytes(), '\x7f');
+      fixed.push_back(spec[i].variable_length ? nullptr : data[i].data());
+      var_ptr.push_back(&var[i]);
+    }
+  }
+  template <typename T>
+  const T* As(size_t i) const { return reinterpret_cast<const T*>(data[i].data()); }
+  std::vector<std::string> data, var;
+  std::vector<char*> fixed;
+  std::vector<std::string*> var_ptr;
+};
+
+std::vector<FeatureSpec> Spec(const std::map<std::string, std::string>& decode) {
+  absl::StatusOr<std::vector<FeatureSpec>> spec =
+      ParseSpec("image:bytes,audio:bytes,label:int64,raw:bytes");
+  EXPECT_TRUE(spec.ok());
+  absl::Status s = ApplyDecodeSpecs(decode, &*spec);
+  EXPECT_TRUE(s.ok()) << s;
+  return *spec;
+}
+
+TEST(DecodeSpecs, ShapeTheFeaturesAndAddLengths) {
+  std::vector<FeatureSpec> spec = Spec({{"image", "image,random_resized_crop=24x16,flip"},
+                                        {"audio", "audio,length=8"},
+                                        {"tokens", "int64,length=5,pad=-1,optional"}});
+  EXPECT_EQ(SpecToString(spec).substr(0, 41), "image:uint8[16x24x3] (decoded: image,rand");
+  ASSERT_EQ(spec.size(), 7u);
+  EXPECT_EQ(spec[1].name, "audio");
+  EXPECT_EQ(spec[1].dtype, DType::kFloat32);
+  EXPECT_EQ(spec[1].shape, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(spec[2].name, "audio/length");
+  EXPECT_EQ(spec[5].name, "tokens");
+  EXPECT_EQ(spec[6].name, "tokens/length");
+  // The same spec again is a no-op; a different one, a wrong kind, an
+  // unknown feature are errors.
+  EXPECT_TRUE(ApplyDecodeSpecs({{"image", "image,random_resized_crop=24x16,flip"}}, &spec).ok());
+  EXPECT_FALSE(ApplyDecodeSpecs({{"image", "image,center_crop=8"}}, &spec).ok());
+  EXPECT_FALSE(ApplyDecodeSpecs({{"label", "image,center_crop=8"}}, &spec).ok());
+  EXPECT_FALSE(ApplyDecodeSpecs({{"raw", "int64,length=3"}}, &spec).ok());
+  EXPECT_FALSE(ApplyDecodeSpecs({{"nope", "audio,length=3"}}, &spec).ok());
+  auto parsed = ParseDecodeOption("a=image,center_crop=8; b=audio,length=4");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ((*parsed)["a"], "image,center_crop=8");
+  EXPECT_EQ((*parsed)["b"], "audio,length=4");
+  EXPECT_FALSE(ParseDecodeOption("image,center_crop=8").ok());
+}
+
+TEST(DecodeExampleRow, DecodesImageAudioAndPaddedLists) {
+  const std::vector<FeatureSpec> spec = Spec({{"image", "image,random_resized_crop=24x16,flip"},
+                                              {"audio", "audio,length=8"},
+                                              {"tokens", "int64,length=5,pad=-1"},
+                                              {"scores", "float32,length=2,optional"}});
+  const std::string jpeg = Jpeg(), wav = Wav16({16384, -16384, 8192});
+  ExampleEncoder e;
+  e.AddBytes("image", jpeg);
+  e.AddBytes("audio", wav);
+  e.AddInt64("label", 3);
+  e.AddBytes("raw", "xyz");
+  const std::vector<int64_t> tokens = {7, 8, 9};
+  e.AddInt64List("tokens", tokens);
+  const std::string record = e.Finish();
+  Rows rows(spec);
+  const DecodeContext context{5, 11};
+  absl::Status s = DecodeExampleRow(record, spec, rows.fixed.data(), rows.var_ptr.data(), context);
+  ASSERT_TRUE(s.ok()) << s;
+  // The image row is what the image decoder gives for the same (seed, sample).
+  std::vector<uint8_t> want(16 * 24 * 3);
+  ASSERT_TRUE(CpuImageDecoder().DecodeInto(jpeg, spec[0].decode.image, 5, 11, want.data()).ok());
+  EXPECT_EQ(0, std::memcmp(rows.data[0].data(), want.data(), want.size()));
+  EXPECT_EQ(rows.As<float>(1)[0], 0.5f);
+  EXPECT_EQ(rows.As<float>(1)[2], 0.25f);
+  EXPECT_EQ(rows.As<float>(1)[3], 0.0f);
+  EXPECT_EQ(*rows.As<int64_t>(2), 3);  // audio/length
+  EXPECT_EQ(*rows.As<int64_t>(3), 3);  // label
+  EXPECT_EQ(rows.var[4], "xyz");
+  // Lists are added in name order: scores, scores/length, tokens, tokens/length.
+  ASSERT_EQ(spec[7].name, "tokens");
+  EXPECT_EQ(std::vector<int64_t>(rows.As<int64_t>(7), rows.As<int64_t>(7) + 5),
+            (std::vector<int64_t>{7, 8, 9, -1, -1}));
+  EXPECT_EQ(*rows.As<int64_t>(8), 3);  // tokens/length
+  EXPECT_EQ(spec[5].name, "scores");
+  EXPECT_EQ(rows.As<float>(5)[1], 0.0f);  // optional, missing
+  EXPECT_EQ(*rows.As<int64_t>(6), 0);     // scores/length
+}
+
+TEST(DecodeExampleRow, TruncatesLongListsAndReportsWhatItKept) {
+  std::vector<FeatureSpec> spec;
+  ASSERT_TRUE(ApplyDecodeSpecs({{"tokens", "int64,length=2"}}, &spec).ok());
+  ExampleEncoder e;
+  const std::vector<int64_t> tokens = {1, 2, 3, 4};
+  e.AddInt64List("tokens", tokens);
+  Rows rows(spec);
+  ASSERT_TRUE(DecodeExampleRow(e.Finish(), spec, rows.fixed.data(), rows.var_ptr.data()).ok());
+  EXPECT_EQ(rows.As<int64_t>(0)[1], 2);
+  EXPECT_EQ(*rows.As<int64_t>(1), 2);
+}
+
+TEST(DecodeExampleRow, DecoderErrorsKeepTheirCodeAndNameTheFeature) {
+  const std::vector<FeatureSpec> spec = Spec({{"image", "image,center_crop=8"}});
+  const std::string jpeg = Jpeg();
+  for (auto [bytes, code] : {std::pair{jpeg.substr(0, jpeg.size() / 2), absl::StatusCode::kDataLoss},
+                             std::pair{std::string("GIF89a"), absl::StatusCode::kInvalidArgument},
+                             std::pair{std::string(), absl::StatusCode::kInvalidArgument}}) {
+    ExampleEncoder e;
+    e.AddBytes("image", bytes);
+    e.AddBytes("audio", "a");
+    e.AddInt64("label", 1);
+    e.AddBytes("raw", "r");
+    Rows rows(spec);
+    absl::Status s = DecodeExampleRow(e.Finish(), spec, rows.fixed.data(), rows.var_ptr.data());
+    EXPECT_EQ(s.code(), code) << s;
+    EXPECT_NE(s.message().find("feature 'image'"), std::string::npos) << s;
+  }
+}
+
+}  // namespace
+}  // namespace shardfeed
