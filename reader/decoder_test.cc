@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "reader/decode/image_decoder.h"
 #include "reader/feature_spec.h"
+#include "reader/feature_transforms.h"
 #include "record/test_util.h"
 
 namespace shardfeed {
@@ -156,6 +157,23 @@ TEST(DecodeExampleRow, DecoderErrorsKeepTheirCodeAndNameTheFeature) {
     EXPECT_EQ(s.code(), code) << s;
     EXPECT_NE(s.message().find("feature 'image'"), std::string::npos) << s;
   }
+}
+
+// A decoded image is a fixed-shape uint8 HWC feature, so the fused transform
+// takes it (size from the decode spec) with the imagenet preset.
+TEST(DecodeSpecs, DecodedImagesTakeTheImagenetTransform) {
+  std::vector<FeatureSpec> spec = Spec({{"image", "image,resize=256,center_crop=224"}});
+  absl::StatusOr<FeatureTransform> t = ParseTransform("image=hwc,float16,imagenet");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->transform.mean, (std::vector<float>{0.485f, 0.456f, 0.406f}));
+  EXPECT_EQ(t->transform.std, (std::vector<float>{0.229f, 0.224f, 0.225f}));
+  std::vector<FeatureTransform> transforms = {*t};
+  std::vector<int> transform_of;
+  absl::Status s = ResolveTransforms(spec, &transforms, &transform_of);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(transform_of[0], 0);
+  EXPECT_EQ(transforms[0].transform.height, 224);
+  EXPECT_EQ(transforms[0].transform.channels, 3);
 }
 
 }  // namespace

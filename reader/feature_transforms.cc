@@ -107,6 +107,9 @@ absl::StatusOr<FeatureTransform> ParseTransform(const std::string& text) {
     } else if (p == "cifar10") {
       t.mean = {0.4914f, 0.4822f, 0.4465f};
       t.std = {0.2470f, 0.2435f, 0.2616f};
+    } else if (p == "imagenet") {  // torchvision's ImageNet normalization
+      t.mean = {0.485f, 0.456f, 0.406f};
+      t.std = {0.229f, 0.224f, 0.225f};
     } else if (key == "mean") {
       t.mean.clear();
       if (absl::Status s = floats(value, &t.mean); !s.ok()) return s;

@@ -26,7 +26,8 @@ absl::Status ResolveTransforms(const std::vector<FeatureSpec>& features,
 //   FEATURE=LAYOUT[,OPTION...]  LAYOUT: chw (planar, e.g. CIFAR) or hwc
 //   options: float32 | float16 | bfloat16, mean=M0/M1/..., std=S0/S1/...,
 //            scale=X (default 1/255), pad=N (random crop), flip, seed=N,
-//            cifar10 (CIFAR-10's channel mean and std)
+//            cifar10 (CIFAR-10's channel mean and std), imagenet (ImageNet's,
+//            as torchvision's presets: for decoded images, "hwc,...,imagenet")
 // e.g. "image=chw,float16,cifar10,pad=4,flip". The size comes from the
 // feature's shape.
 absl::StatusOr<FeatureTransform> ParseTransform(const std::string& text);

@@ -30,7 +30,7 @@
 namespace shardfeed {
 
 constexpr int64_t kMaxImagePixels = int64_t{1} << 26;  // e.g. 8192 x 8192
-constexpr long kMaxJpegMemory = 1L << 30;
+constexpr long kMaxJpegMemory = 512L << 20;  // a 64M-pixel 4:4:4 progressive needs 384 MB
 
 // A decoder behind which a GPU decoder (nvJPEG) can be added later: it gets
 // the encoded bytes and the per-sample stream key, and fills one row.
