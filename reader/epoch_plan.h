@@ -1,12 +1,20 @@
-// EpochPlan: which records of which shards one rank reads in one epoch.
+// Epoch plans: which records, in which order, each rank reads in an epoch.
+// One seed mixing (EpochKey) for every path.
 //
-// The epoch's shard order is a seeded permutation (seed, epoch) shared by
-// all ranks; in that order the dataset is one sequence of N records, and rank
-// r of W reads positions [r*M, (r+1)*M) with M = floor(N / W). So every rank
-// gets a disjoint part of every epoch and exactly the same number of records
-// (hence of batches): distributed training never hangs on a short rank. The
-// N mod W records left over are not read in that epoch (with shuffling they
-// differ from epoch to epoch); with W = 1 nothing is dropped.
+// Planned and resident paths (random access): the epoch's order is a pure
+// function of (mode, seed, epoch): position p in [0, N) holds record
+// RecordAt(p) (a dataset index: shards in order, records in shard order).
+// Global shuffle is a stateless bijection (a keyed Feistel network with
+// cycle walking, as Grain's index_shuffle): no table, O(1) per record.
+// Ranks split the order in rounds of world_size * batch_size positions
+// (RankBatch), so after k batches on every rank exactly the first k * W * B
+// positions are consumed, whatever W: the state to resume is a position,
+// and resuming with another world size delivers each remaining record of
+// the epoch exactly once. Every rank gets the same number of batches; the
+// remainder that does not divide by W is not read in that epoch.
+//
+// Streaming path (sequential shards): PlanEpoch gives each rank a
+// contiguous part of the (shard-shuffled) sequence of N records.
 #ifndef SHARDFEED_READER_EPOCH_PLAN_H_
 #define SHARDFEED_READER_EPOCH_PLAN_H_
 
@@ -14,8 +22,60 @@
 #include <vector>
 
 #include "reader/dataset.h"
+#include "reader/loader.h"
 
 namespace shardfeed {
+
+// The key of one epoch's shuffles: the one seed mixing.
+uint64_t EpochKey(uint64_t seed, int64_t epoch);
+
+// A keyed bijection of [0, n).
+class IndexShuffle {
+ public:
+  IndexShuffle(uint64_t key, int64_t n);
+  int64_t operator()(int64_t i) const;
+
+ private:
+  uint64_t Round(uint64_t key, int round, uint64_t half) const;
+  uint64_t key_;
+  int64_t n_;
+  int half_bits_;
+  uint64_t half_mask_;
+};
+
+// The order of one epoch over `n` records in shards of `shard_records`.
+class EpochOrder {
+ public:
+  // window: kQuasi's shuffle window (records).
+  EpochOrder(ShuffleMode mode, uint64_t seed, int64_t epoch,
+             const std::vector<int64_t>& shard_records, int64_t window);
+  int64_t size() const { return n_; }
+  int64_t RecordAt(int64_t position) const;
+
+ private:
+  ShuffleMode mode_;
+  int64_t n_ = 0;
+  IndexShuffle shuffle_;
+  std::vector<int64_t> table_;  // kQuasi: the materialized order
+};
+
+// Positions [first, first + rows) of the epoch order.
+struct PositionRange {
+  int64_t first = 0;
+  int64_t rows = 0;
+};
+
+// A rank's batches of an epoch segment that starts at position `start` of
+// `n`: full rounds of W * B positions (rank r takes [r*B, (r+1)*B) of each),
+// then, unless drop_remainder, one short batch splitting the tail equally.
+int64_t RankBatchCount(int64_t start, int64_t n, int world, int64_t batch, bool drop_remainder);
+PositionRange RankBatch(int64_t start, int64_t n, int world, int rank, int64_t batch, int64_t k);
+// The epoch position after every rank delivered k batches of the segment
+// (n when the segment is done).
+int64_t PositionAfter(int64_t start, int64_t n, int world, int64_t batch, int64_t k,
+                      int64_t count);
+
+// --- streaming path ---------------------------------------------------------
 
 struct WorkItem {
   size_t shard = 0;     // index into Dataset::shards

@@ -1,22 +1,28 @@
-// Loader: streams shards into fixed-shape batches for a training loop.
+// Loader: fills fixed-shape batches from shards for a training loop.
 //
-//   shards -> I/O threads (large sequential reads, CRC checks)
-//          -> seeded shuffle buffer -> batcher
-//          -> decode pool (rows of the current slot, in parallel)
-//          -> ring of >= 2 slots in pinned host memory
-//          -> cudaMemcpyAsync on the loader's own stream (+ an event)
-//          -> Next()
+// Indexed, uncompressed shards (every converted dataset; `shardfeed index`
+// makes the index for others) take the planned path: each epoch is planned
+// up front as batches of record ids (a seeded bijective permutation of the
+// whole dataset: a true global shuffle, or shard/block order with a window
+// shuffle, or sequential); worker threads each take a whole slot of the
+// ring, pread its records (neighbours coalesced), verify both CRCs and
+// decode straight into the slot's rows; slots are delivered in plan order,
+// then copied to the device on the loader's own stream. ZLIB/GZIP shards and
+// shards without an index stream instead (I/O threads, a shuffle buffer of
+// `shuffle_buffer` records, a decode pool). With `cache`, epochs are served
+// from a resident table (see CacheOptions). All paths share the ring, the
+// options, the epoch permutation and the device setup.
 //
 // With no GPU (or device = -1) the same API delivers host tensors; asking
 // for a GPU where there is none falls back to host memory and says so in
-// device_note(), never crashes. Memory is bounded by the ring, the shuffle
-// buffer and a few MB of read-ahead per I/O thread, whatever the dataset
-// size. The batch order depends only on the options (seed, batch size,
-// rank...), never on thread timing.
+// device_note(); any other GPU error (a bad ordinal) is an error. Memory is
+// bounded by the ring and (streaming) the shuffle buffer, whatever the
+// dataset size. The batch order depends only on the options, never on
+// thread timing.
 //
-// Threading: Create/Next/stats are called from one thread (the training
-// loop). Batches may be released from any thread. Destroying the Loader
-// stops every thread promptly, even mid-epoch.
+// Threading: Create/Next/stats/state are called from one thread (the
+// training loop). Batches may be released from any thread and may outlive
+// the Loader. Destroying the Loader stops every thread promptly.
 //
 // Example (a complete training loop):
 //   ASSIGN_OR_RETURN(Dataset ds, Dataset::Open({"cifar10/manifest.json"}, "train"));
@@ -34,12 +40,14 @@
 //     cudaStreamWaitEvent(my_stream, batch->cuda_event());  // copy done
 //     TrainStep(image->data, label->data, my_stream);
 //     batch->Release(my_stream);   // slot reused once my_stream passes here
+//     if (time_to_checkpoint) Save(loader->state().ToString());
 //   }
 #ifndef SHARDFEED_READER_LOADER_H_
 #define SHARDFEED_READER_LOADER_H_
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,21 +90,55 @@ struct CacheOptions {
   int64_t budget_bytes = 0;
 };
 
+// Where a Loader stands: enough to continue exactly there (tens of bytes).
+// Record k of an epoch is a pure function of (seed, epoch, k), so the state
+// is a few integers: `position` records of the epoch's order are consumed
+// (by all ranks together), this rank delivered `batches` batches of it.
+struct LoaderState {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int64_t position = 0;
+  int64_t batches = 0;
+  int world_size = 1;
+  // Of the dataset (shard names and record counts) and the options that
+  // shape the order (features, batch size, shuffle mode, drop_remainder).
+  uint64_t fingerprint = 0;
+
+  // "shardfeed-state v1 seed=.. epoch=.. position=.. batches=.. world=.. fp=.."
+  std::string ToString() const;
+  static absl::StatusOr<LoaderState> Parse(const std::string& text);
+  bool operator==(const LoaderState& o) const;
+};
+
+// Record order within an epoch.
+enum class ShuffleMode {
+  kGlobal,      // a seeded permutation of the whole dataset (default)
+  kQuasi,       // shuffled shards and blocks of records, records shuffled
+                // within a window of `shuffle_buffer` (storage that hates
+                // random reads)
+  kSequential,  // dataset order (also what shuffle = false means)
+};
+
 struct LoaderOptions {
   // Features to deliver. Default (empty): the manifest's schema.
   std::vector<FeatureSpec> features;
   int64_t batch_size = 256;
-  // Shuffle shard order and records (through a buffer of `shuffle_buffer`
-  // records). Default: true, seed 0, 10000 records.
+  // Shuffle (see ShuffleMode; false: sequential). The streaming path
+  // shuffles shard order and records through a buffer of `shuffle_buffer`
+  // records. Default: true (global), seed 0, 10000 records.
   bool shuffle = true;
+  ShuffleMode shuffle_mode = ShuffleMode::kGlobal;
   uint64_t seed = 0;
   int64_t shuffle_buffer = 10000;
-  // Passes over the data; 0 repeats forever. Default: 1.
+  // Passes over the data; 0 repeats forever (refused when an epoch yields no
+  // batch). Default: 1.
   int64_t epochs = 1;
   // Drop each epoch's last partial batch. Default: false.
   bool drop_remainder = false;
-  int io_threads = 2;      // shards read in parallel. Default: 2.
-  int decode_threads = 2;  // rows decoded in parallel. Default: 2.
+  // Streaming: I/O threads and decode threads. Planned path: max(io_threads,
+  // decode_threads) workers, each filling whole slots. Default: 2 and 2.
+  int io_threads = 2;
+  int decode_threads = 2;
   int prefetch = 2;        // ring slots (>= 2: double buffering). Default: 2.
   // When the consumer holds every slot (unreleased batches), add a slot
   // instead of failing Next() with FAILED_PRECONDITION: memory then grows
@@ -106,9 +148,20 @@ struct LoaderOptions {
   int rank = 0;            // this process among world_size (see EpochPlan)
   int world_size = 1;
   // Skip records that are corrupt or do not match the spec (counted in
-  // stats) instead of failing Next() with DATA_LOSS. A damaged framing skips
-  // the rest of that shard's part. Default: false.
+  // stats) instead of failing Next() with DATA_LOSS. Batches keep their
+  // place in the plan: a batch with skipped records is delivered short (even
+  // with 0 rows), so every rank still gets batches_per_epoch() batches per
+  // epoch. Streaming: a damaged framing skips the rest of that shard's part
+  // (counted). Default: false.
   bool skip_corrupt = false;
+  // Read through the streaming path even when every shard is indexed and
+  // uncompressed (for comparisons). Default: false.
+  bool force_streaming = false;
+  // Continue from a state() of a run of the same dataset and options (seed
+  // included; world_size may differ on the planned and resident paths: each
+  // remaining record of the epoch is then delivered once across the new
+  // ranks). A mismatched state is INVALID_ARGUMENT.
+  std::optional<LoaderState> resume;
   // Image transforms, at most one per feature (see FeatureTransform).
   std::vector<FeatureTransform> transforms;
   // Also deliver "__index", int64 [rows] in host memory: each record's
@@ -148,15 +201,9 @@ struct LoaderStats {
   double cache_load_seconds = 0; // loading the resident table
 };
 
-// Owns the memory behind Batches (a ring of slots); Release hands a slot
-// back. Thread-safe. Internal: users only see Batch.
-class SlotOwner {
- public:
-  virtual ~SlotOwner() = default;
-  virtual void Release(int slot, void* consumer_stream) = 0;
-};
-
-class ResidentLoader;
+namespace internal {
+class BatchLease;  // what keeps a batch's memory (a ring slot) alive
+}  // namespace internal
 
 class Batch {
  public:
@@ -176,16 +223,20 @@ class Batch {
   void* cuda_event() const { return event_; }
   void* cuda_stream() const { return stream_; }
   // Returns the slot to the ring (the destructor does too). On a GPU, pass
-  // the cudaStream_t whose queued work reads this batch: the slot is not
-  // refilled until that work is done.
-  void Release(void* consumer_stream = nullptr);
+  // the cudaStream_t whose queued work reads this batch (nullptr is stream
+  // 0, the legacy default stream), or all of them: the slot is refilled only
+  // after that work is done. With no stream (Release() or the destructor)
+  // the slot is refilled only after the whole device is idle.
+  void Release();
+  void Release(void* consumer_stream);
+  void ReleaseAfter(const std::vector<void*>& consumer_streams);
+
+  // Internal: made by the loader.
+  Batch(std::shared_ptr<internal::BatchLease> lease, int64_t rows, int64_t epoch,
+        std::vector<Tensor> tensors, void* event, void* stream);
 
  private:
-  friend class Loader;
-  friend class ResidentLoader;
-  std::shared_ptr<SlotOwner> ring_;
-  std::unique_ptr<Batch> inner_;  // a streamed batch this one extends
-  int slot_ = -1;
+  std::shared_ptr<internal::BatchLease> lease_;
   int64_t rows_ = 0;
   int64_t epoch_ = 0;
   std::vector<Tensor> tensors_;
@@ -218,14 +269,16 @@ class Loader {
   // What the resident cache does ("12.3 MB of image, label resident on GPU
   // 0"), or why it is not used; empty when no cache was asked for.
   const std::string& cache_note() const;
+  // Which path reads: "planned", "streaming" (and why) or "resident".
+  const std::string& path_note() const;
+  // Where this loader stands after the batches Next() returned (see
+  // LoaderOptions::resume).
+  LoaderState state() const;
 
+  class Backend;  // internal: one of the paths
  private:
-  class Impl;
-  Loader(std::unique_ptr<Impl> impl, std::unique_ptr<ResidentLoader> resident,
-         std::string cache_note);
-  std::unique_ptr<Impl> impl_;
-  std::unique_ptr<ResidentLoader> resident_;
-  std::string cache_note_;
+  explicit Loader(std::unique_ptr<Backend> backend);
+  std::unique_ptr<Backend> backend_;
 };
 
 }  // namespace shardfeed

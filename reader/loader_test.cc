@@ -5,6 +5,9 @@
 // path where a device exists.
 #include "reader/loader.h"
 
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -12,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
 #include "gtest/gtest.h"
+#include "reader/device_context.h"
 #include "reader/fingerprint.h"
 #include "record/index.h"
 #include "record/record_writer.h"
@@ -120,6 +124,7 @@ TEST(Loader, ExactlyOnceOverSeedsThreadsAndRanks) {
   for (uint64_t seed : {1u, 2u, 99u}) {
     for (int threads : {1, 3}) {
       for (int world : {1, 2, 3, 4}) {
+       for (bool streaming : {false, true}) {
         std::multiset<int64_t> seen;
         Fingerprint sum;
         std::set<size_t> batch_counts;
@@ -132,6 +137,7 @@ TEST(Loader, ExactlyOnceOverSeedsThreadsAndRanks) {
           o.shuffle_buffer = 100;
           o.rank = rank;
           o.world_size = world;
+          o.force_streaming = streaming;
           auto run = ReadAll(dir, o);
           ASSERT_TRUE(run.ok()) << run.status();
           for (int64_t id : Flatten(*run)) seen.insert(id);
@@ -143,6 +149,7 @@ TEST(Loader, ExactlyOnceOverSeedsThreadsAndRanks) {
         ASSERT_EQ(static_cast<size_t>(kRecords), seen.size());  // 600 divides by 1..4
         EXPECT_EQ(static_cast<size_t>(kRecords), std::set<int64_t>(seen.begin(), seen.end()).size());
         EXPECT_EQ(full.sum, sum.sum);
+       }
       }
     }
   }
@@ -375,6 +382,252 @@ TEST(Loader, BadOptionsAreRejected) {
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
   LoaderOptions no_spec;
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, no_spec).status().code());
+}
+
+// --- Reader v2: regressions of issue 12 and the planned path ---------------
+
+// Old code: the producer looped forever over empty epochs; Next() never
+// returned. Now Create refuses.
+TEST(Loader, ForeverWithAnEmptyEpochIsRefused) {
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  ASSERT_TRUE(ds.ok());
+  LoaderOptions o;
+  o.features = Spec();
+  o.epochs = 0;
+  o.batch_size = 400;
+  o.world_size = 2;  // 300 records per rank, no full batch of 400
+  o.drop_remainder = true;
+  for (bool streaming : {false, true}) {
+    o.force_streaming = streaming;
+    auto loader = Loader::Create(*ds, o);
+    EXPECT_EQ(absl::StatusCode::kInvalidArgument, loader.status().code()) << loader.status();
+  }
+  o.drop_remainder = false;
+  o.batch_size = 1;
+  o.world_size = kRecords + 1;  // more ranks than records
+  o.rank = 3;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+  o.cache.enabled = true;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
+}
+
+// Old code: any GPU start error (a bad ordinal included) became host memory.
+TEST(Loader, OnlyNoDeviceFallsBackToHost) {
+  std::string note;
+  auto none = ChooseDevice(0, absl::UnavailableError("no CUDA device: 0 devices"), &note);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(-1, *none);
+  EXPECT_NE(std::string::npos, note.find("host memory"));
+  note.clear();
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, ChooseDevice(2, 2, &note).status().code());
+  EXPECT_EQ(absl::StatusCode::kInternal,
+            ChooseDevice(0, absl::InternalError("driver fault"), &note).status().code());
+  EXPECT_EQ(1, *ChooseDevice(1, 2, &note));
+  EXPECT_EQ(-1, *ChooseDevice(-1, absl::InternalError("not asked"), &note));
+  EXPECT_TRUE(note.empty());
+}
+
+// Old code: a rank whose part held a corrupt record got fewer batches.
+TEST(Loader, SkipCorruptKeepsEqualBatchesPerRank) {
+  const std::string dir = MakeDataset(2);
+  const std::string shard = dir + "/data-0.tfrecord";
+  auto index = ReadIndexFile(IndexPathFor(shard));
+  ASSERT_TRUE(index.ok());
+  std::string bytes = testing::ReadBytes(shard);
+  bytes[(*index)[10].offset + 20] ^= 0x10;  // record 10's data
+  bytes[(*index)[40].offset + 1] ^= 0x10;   // record 40's length (framing)
+  testing::WriteBytes(shard, bytes);
+  for (bool streaming : {false, true}) {
+    for (uint64_t seed : {0u, 5u}) {
+      std::set<size_t> counts;
+      int64_t delivered = 0, skipped = 0;
+      for (int rank = 0; rank < 2; ++rank) {
+        LoaderOptions o;
+        o.seed = seed;
+        o.batch_size = 50;
+        o.drop_remainder = true;
+        o.skip_corrupt = true;
+        o.rank = rank;
+        o.world_size = 2;
+        o.force_streaming = streaming;
+        auto run = ReadAll(dir, o);
+        ASSERT_TRUE(run.ok()) << run.status();
+        counts.insert(run->batches.size());
+        delivered += run->fingerprint.records;
+        skipped += run->stats.skipped_records;
+      }
+      SCOPED_TRACE(absl::StrCat("streaming ", streaming, " seed ", seed));
+      EXPECT_EQ(std::set<size_t>{6}, counts);  // 300 records per rank / 50
+      EXPECT_EQ(kRecords, delivered + skipped);
+      if (!streaming) {
+        EXPECT_EQ(2, skipped);
+      }
+    }
+  }
+}
+
+TEST(Loader, IndexedShardsTakeThePlannedPathOthersStream) {
+  const std::string dir = MakeDataset(2);
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o;
+  o.features = Spec();
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok());
+  EXPECT_EQ("planned", (*loader)->path_note());
+  ds->shards[1].index.clear();  // e.g. a manifest's shard without an index file
+  loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok());
+  EXPECT_NE(std::string::npos, (*loader)->path_note().find("streaming")) << (*loader)->path_note();
+}
+
+TEST(Loader, GlobalAndQuasiShuffleDeliverEveryRecordOnce) {
+  const std::string dir = MakeDataset(4);
+  for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kQuasi}) {
+    LoaderOptions o;
+    o.shuffle_mode = mode;
+    o.shuffle_buffer = 100;
+    o.seed = 3;
+    o.epochs = 2;
+    auto run = ReadAll(dir, o);
+    ASSERT_TRUE(run.ok()) << run.status();
+    std::vector<int64_t> all = Flatten(*run);
+    ASSERT_EQ(2u * kRecords, all.size());
+    std::vector<int64_t> e0(all.begin(), all.begin() + kRecords);
+    std::vector<int64_t> e1(all.begin() + kRecords, all.end());
+    EXPECT_NE(e0, e1);
+    std::sort(e0.begin(), e0.end());
+    std::sort(e1.begin(), e1.end());
+    for (int i = 0; i < kRecords; ++i) ASSERT_EQ(i, e0[i]);
+    EXPECT_EQ(e0, e1);
+  }
+}
+
+// Reads `n` batches (all when n < 0), returning their ids and the state.
+absl::StatusOr<std::pair<std::vector<std::vector<int64_t>>, LoaderState>> ReadSome(
+    const std::string& dir, LoaderOptions o, int n) {
+  auto ds = Dataset::Open({dir});
+  if (!ds.ok()) return ds.status();
+  o.features = Spec();
+  auto loader = Loader::Create(*std::move(ds), o);
+  if (!loader.ok()) return loader.status();
+  std::vector<std::vector<int64_t>> got;
+  for (int i = 0; n < 0 || i < n; ++i) {
+    auto b = (*loader)->Next();
+    if (absl::IsOutOfRange(b.status())) break;
+    if (!b.ok()) return b.status();
+    const auto* ids = static_cast<const int64_t*>(b->Find("id")->data);
+    got.emplace_back(ids, ids + b->size());
+  }
+  return std::make_pair(got, (*loader)->state());
+}
+
+TEST(Loader, ResumeContinuesExactly) {
+  const std::string dir = MakeDataset(3);
+  for (int path = 0; path < 3; ++path) {  // planned, streaming, resident
+    LoaderOptions o;
+    o.seed = 11;
+    o.batch_size = 64;
+    o.epochs = 3;
+    o.force_streaming = path == 1;
+    o.cache.enabled = path == 2;
+    auto full = ReadSome(dir, o, -1);
+    ASSERT_TRUE(full.ok()) << full.status();
+    for (int cut : {0, 4, 10, 13, 29}) {
+      auto first = ReadSome(dir, o, cut);
+      ASSERT_TRUE(first.ok()) << first.status();
+      auto text = first->second.ToString();
+      EXPECT_LT(text.size(), 120u) << text;
+      auto parsed = LoaderState::Parse(text);
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      EXPECT_EQ(first->second, *parsed);
+      LoaderOptions r = o;
+      r.resume = *parsed;
+      auto rest = ReadSome(dir, r, -1);
+      ASSERT_TRUE(rest.ok()) << rest.status();
+      std::vector<std::vector<int64_t>> joined = first->first;
+      joined.insert(joined.end(), rest->first.begin(), rest->first.end());
+      EXPECT_EQ(full->first, joined) << "path " << path << " cut " << cut << " " << text;
+    }
+  }
+}
+
+TEST(Loader, ElasticResumeDeliversTheRestOfTheEpochOnce) {
+  const std::string dir = MakeDataset(3);
+  LoaderOptions o;
+  o.seed = 2;
+  o.batch_size = 25;
+  o.world_size = 2;
+  std::multiset<int64_t> seen;
+  LoaderState state;
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    auto part = ReadSome(dir, o, 5);  // 5 batches on each of 2 ranks: 250 records
+    ASSERT_TRUE(part.ok()) << part.status();
+    for (const auto& b : part->first) seen.insert(b.begin(), b.end());
+    state = part->second;
+  }
+  EXPECT_EQ(250, state.position);
+  for (int rank = 0; rank < 3; ++rank) {  // 350 left over 3 ranks
+    LoaderOptions r = o;
+    r.world_size = 3;
+    r.rank = rank;
+    r.resume = state;
+    auto rest = ReadSome(dir, r, -1);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    for (const auto& b : rest->first) seen.insert(b.begin(), b.end());
+  }
+  // 350 = 3 * 116 + 2: two records are this epoch's remainder.
+  EXPECT_EQ(static_cast<size_t>(kRecords - 2), seen.size());
+  EXPECT_EQ(seen.size(), std::set<int64_t>(seen.begin(), seen.end()).size());
+}
+
+TEST(Loader, MismatchedStateIsRefused) {
+  const std::string dir = MakeDataset(2);
+  LoaderOptions o;
+  o.seed = 1;
+  auto part = ReadSome(dir, o, 1);
+  ASSERT_TRUE(part.ok());
+  LoaderOptions other = o;
+  other.batch_size = 100;
+  other.resume = part->second;
+  auto s = ReadSome(dir, other, 1);
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, s.status().code()) << s.status();
+  other = o;
+  other.seed = 2;
+  other.resume = part->second;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, ReadSome(dir, other, 1).status().code());
+  other = o;
+  other.force_streaming = true;  // another path: another order
+  other.resume = part->second;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, ReadSome(dir, other, 1).status().code());
+  EXPECT_FALSE(LoaderState::Parse("shardfeed-state v1 seed=1").ok());
+}
+
+// Needs a GPU (skips without): the caller's device is kept, and a held
+// batch's stream stays valid after the loader is gone.
+TEST(Loader, GpuKeepsTheCallersDeviceAndTheStreamOutlivesTheLoader) {
+  std::string note;
+  auto ctx = OpenDeviceContext(0, &note);
+  if (!ctx.ok() || *ctx == nullptr) GTEST_SKIP() << note;
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  int count = 0;
+  ASSERT_EQ(cudaSuccess, cudaGetDeviceCount(&count));
+  ASSERT_EQ(cudaSuccess, cudaSetDevice(count - 1));
+  LoaderOptions o;
+  o.features = Spec();
+  o.device = 0;
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  auto b = (*loader)->Next();
+  ASSERT_TRUE(b.ok());
+  int current = -1;
+  ASSERT_EQ(cudaSuccess, cudaGetDevice(&current));
+  EXPECT_EQ(count - 1, current);
+  loader->reset();
+  EXPECT_EQ(cudaSuccess, cudaStreamQuery(static_cast<cudaStream_t>(b->cuda_stream())));
+  b->Release(nullptr);  // stream 0
 }
 
 }  // namespace

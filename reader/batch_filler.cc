@@ -1,0 +1,187 @@
+#include "reader/batch_filler.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "reader/decoder.h"
+#include "reader/loader_backend.h"
+#include "record/compression.h"
+#include "record/crc32c.h"
+#include "record/errors.h"
+#include "record/record_format.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+constexpr uint64_t kMaxGap = 16 << 10;   // read through gaps this small
+constexpr uint64_t kMaxRun = 8 << 20;    // bytes per coalesced read
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ShardFiles>> ShardFiles::Open(const Dataset& dataset) {
+  auto files = std::unique_ptr<ShardFiles>(new ShardFiles());
+  for (const ShardEntry& shard : dataset.shards) {
+    if (static_cast<int64_t>(shard.index.size()) != shard.records) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(shard.path, " has no index (`shardfeed index` makes one)"));
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> f, ReadableFile::Open(shard.path));
+    char head[12];
+    ASSIGN_OR_RETURN(size_t got, f->ReadAt(0, head, sizeof(head)));
+    if (DetectCompression(shard.path, absl::string_view(head, got)) != Compression::kNone) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(shard.path, " is compressed (no random access)"));
+    }
+    files->files_.push_back(std::move(f));
+  }
+  return files;
+}
+
+absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, SlotRing::Slot* s,
+                                          uint64_t first_sample, FillCounters* counters) {
+  const std::vector<int64_t>& starts = r_->shard_start;
+  const int64_t rows = static_cast<int64_t>(records.size());
+  pending_.clear();
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t index = records[row];
+    const size_t shard = std::upper_bound(starts.begin(), starts.end(), index) - starts.begin() - 1;
+    const IndexEntry& e = ds_->shards[shard].index[index - starts[shard]];
+    pending_.push_back({row, shard, e.offset, e.size});
+    s->index[row] = index;
+  }
+  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+    return a.shard != b.shard ? a.shard < b.shard : a.offset < b.offset;
+  });
+  RETURN_IF_ERROR(ReadRuns(counters));
+  const size_t nf = r_->o.features.size();
+  var_rows_.resize(nf);
+  for (size_t f = 0; f < nf; ++f) {
+    if (r_->o.features[f].variable_length) var_rows_[f].resize(std::max<size_t>(rows, 1));
+  }
+  ok_.assign(rows, 1);
+  const double t0 = NowSeconds(), crc0 = counters->crc_seconds;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    const Pending& p = pending_[i];
+    const char* framed = scratch_[run_of_[i]].data() + (p.offset - run_start_[run_of_[i]]);
+    absl::Status st = DecodeRow(p, framed, s, first_sample + p.row, counters);
+    if (!st.ok()) {
+      if (!r_->o.skip_corrupt) return st;
+      ok_[p.row] = 0;
+      ++counters->skipped;
+    }
+  }
+  counters->decode_seconds += NowSeconds() - t0 - (counters->crc_seconds - crc0);
+  return Compact(s, rows);
+}
+
+absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
+  const double t0 = NowSeconds();
+  run_of_.assign(pending_.size(), 0);
+  run_start_.clear();
+  size_t runs = 0;
+  for (size_t i = 0; i < pending_.size();) {
+    size_t j = i + 1;
+    uint64_t end = pending_[i].offset + pending_[i].size;
+    while (j < pending_.size() && pending_[j].shard == pending_[i].shard &&
+           pending_[j].offset >= end && pending_[j].offset - end <= kMaxGap &&
+           pending_[j].offset + pending_[j].size - pending_[i].offset <= kMaxRun) {
+      end = pending_[j].offset + pending_[j].size;
+      ++j;
+    }
+    if (scratch_.size() <= runs) scratch_.emplace_back();
+    std::string& buf = scratch_[runs];
+    const uint64_t begin = pending_[i].offset;
+    buf.resize(end - begin);
+    ReadableFile* file = files_->file(pending_[i].shard);
+    ASSIGN_OR_RETURN(size_t got, file->ReadAt(begin, buf.data(), buf.size()));
+    if (got < buf.size()) {
+      return DataLossAt(file->path(), begin + got,
+                        "truncated shard: the index lists records past the end of the file "
+                        "(stale index? run shardfeed check)");
+    }
+    counters->bytes += static_cast<int64_t>(got);
+    run_start_.push_back(begin);
+    for (size_t k = i; k < j; ++k) run_of_[k] = runs;
+    ++runs;
+    i = j;
+  }
+  counters->read_seconds += NowSeconds() - t0;
+  return absl::OkStatus();
+}
+
+absl::Status BatchFiller::DecodeRow(const Pending& p, const char* framed, SlotRing::Slot* s,
+                                    uint64_t sample, FillCounters* counters) {
+  const std::string& path = ds_->shards[p.shard].path;
+  const double t0 = NowSeconds();
+  const uint64_t length = DecodeFixed64(framed);
+  if (p.size < kRecordOverhead || length != p.size - kRecordOverhead) {
+    return DataLossAt(path, p.offset,
+                      absl::StrCat("record length ", length, " does not match the index's ",
+                                   p.size, "-byte record (stale index? run shardfeed check)"));
+  }
+  if (crc32c::Unmask(DecodeFixed32(framed + 8)) != crc32c::Value(framed, 8)) {
+    return DataLossAt(path, p.offset, "corrupted record header: length CRC mismatch");
+  }
+  const char* data = framed + kRecordHeaderSize;
+  if (crc32c::Unmask(DecodeFixed32(data + length)) != crc32c::Value(data, length)) {
+    return DataLossAt(path, p.offset, absl::StrCat("corrupted record: data CRC mismatch (",
+                                                   length, " data bytes)"));
+  }
+  counters->crc_seconds += NowSeconds() - t0;
+  const std::vector<FeatureSpec>& spec = r_->o.features;
+  char* fixed[64];
+  std::string* var[64];
+  std::vector<char*> fixed_big;
+  std::vector<std::string*> var_big;
+  char** fixed_rows = fixed;
+  std::string** var_values = var;
+  if (spec.size() > 64) {
+    fixed_big.resize(spec.size());
+    var_big.resize(spec.size());
+    fixed_rows = fixed_big.data();
+    var_values = var_big.data();
+  }
+  for (size_t f = 0; f < spec.size(); ++f) {
+    fixed_rows[f] = s->rows_host[f] ? s->rows_host[f] + p.row * spec[f].row_bytes() : nullptr;
+    var_values[f] = spec[f].variable_length ? &var_rows_[f][p.row] : nullptr;
+    if (var_values[f]) var_values[f]->clear();
+  }
+  absl::Status st = DecodeExampleRow(absl::string_view(data, length), spec, fixed_rows,
+                                     var_values, DecodeContext{r_->o.seed, sample});
+  if (!st.ok()) return DataLossAt(path, p.offset, st.message());
+  return absl::OkStatus();
+}
+
+int64_t BatchFiller::Compact(SlotRing::Slot* s, int64_t rows) {
+  const std::vector<FeatureSpec>& spec = r_->o.features;
+  int64_t kept = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    if (!ok_[row]) continue;
+    if (kept != row) {
+      s->index[kept] = s->index[row];
+      for (size_t f = 0; f < spec.size(); ++f) {
+        if (spec[f].variable_length) {
+          std::swap(var_rows_[f][kept], var_rows_[f][row]);
+        } else {
+          std::memmove(s->rows_host[f] + kept * spec[f].row_bytes(),
+                       s->rows_host[f] + row * spec[f].row_bytes(), spec[f].row_bytes());
+        }
+      }
+    }
+    ++kept;
+  }
+  for (size_t f = 0; f < spec.size(); ++f) {
+    if (!spec[f].variable_length) continue;
+    s->var_values[f].clear();
+    s->var_offsets[f].assign(1, 0);
+    for (int64_t r = 0; r < kept; ++r) {
+      s->var_values[f] += var_rows_[f][r];
+      s->var_offsets[f].push_back(static_cast<int64_t>(s->var_values[f].size()));
+    }
+  }
+  return kept;
+}
+
+}  // namespace shardfeed

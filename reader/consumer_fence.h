@@ -1,0 +1,73 @@
+// ConsumerFence: when may a ring slot's device memory be refilled after its
+// batch was handed back? The pure logic, testable without a GPU: the CUDA
+// calls go through GpuOps (CudaOps in device_context.h; a fake in tests).
+//
+// Release with the consumer's streams (any number, stream 0 included: it is
+// the legacy default stream, a real stream): an event is recorded on each,
+// and the copy stream waits for all of them before refilling. Release with
+// no stream (a Batch destroyed or released without one; Python's
+// __dlpack__() called without a stream, as TensorFlow, JAX and NumPy do), or
+// an event that fails to record: the fence cannot know what still reads the
+// slot, so the refill first waits for the whole device (conservative).
+//
+// Threading: OnRelease and BeforeReuse are called under the ring's lock or
+// by the one thread that owns the slot; the class itself is not locked.
+#ifndef SHARDFEED_READER_CONSUMER_FENCE_H_
+#define SHARDFEED_READER_CONSUMER_FENCE_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace shardfeed {
+
+// The streams whose queued work reads a released batch. known = false: no
+// stream was given (work may be queued anywhere).
+struct ConsumerStreams {
+  bool known = false;
+  std::vector<void*> streams;  // cudaStream_t; nullptr is stream 0
+  static ConsumerStreams Unknown() { return {}; }
+  static ConsumerStreams Of(std::vector<void*> s) { return {true, std::move(s)}; }
+};
+
+// The few CUDA calls the fence makes (events are cudaEvent_t, streams
+// cudaStream_t, as void*). Implementations are thread-safe.
+class GpuOps {
+ public:
+  virtual ~GpuOps() = default;
+  virtual absl::StatusOr<void*> CreateEvent() = 0;
+  virtual void DestroyEvent(void* event) = 0;
+  virtual absl::Status RecordEvent(void* event, void* stream) = 0;
+  virtual absl::Status StreamWaitEvent(void* stream, void* event) = 0;
+  virtual absl::Status SynchronizeDevice() = 0;
+};
+
+class ConsumerFence {
+ public:
+  explicit ConsumerFence(GpuOps* ops) : ops_(ops) {}  // ops: null on the host path
+  ~ConsumerFence();
+  ConsumerFence(ConsumerFence&& o) noexcept;
+  ConsumerFence& operator=(ConsumerFence&&) = delete;
+  ConsumerFence(const ConsumerFence&) = delete;
+
+  // The batch in the slot was handed back by a consumer using `c`.
+  void OnRelease(const ConsumerStreams& c);
+  // Before the slot is refilled by work queued on `copy_stream`: that stream
+  // waits for every consumer event, or the device is synchronized. Clears
+  // the fence.
+  absl::Status BeforeReuse(void* copy_stream);
+
+  bool must_sync_device() const { return sync_device_; }
+  size_t pending_events() const { return pending_; }
+
+ private:
+  GpuOps* ops_;
+  std::vector<void*> events_;  // grown on demand, reused
+  size_t pending_ = 0;         // events_[0, pending_) recorded since the last reuse
+  bool sync_device_ = false;
+};
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_READER_CONSUMER_FENCE_H_

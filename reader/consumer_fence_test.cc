@@ -1,0 +1,102 @@
+// ConsumerFence with a fake GpuOps: the slot-reuse rules without a GPU.
+// Regressions: the old ring remembered one stream (the last), treated
+// stream 0 as "no stream", let a slot released with no stream be refilled at
+// once, and ignored a failed cudaEventRecord.
+#include "reader/consumer_fence.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace shardfeed {
+namespace {
+
+class FakeOps : public GpuOps {
+ public:
+  absl::StatusOr<void*> CreateEvent() override {
+    log.push_back("create");
+    return reinterpret_cast<void*>(++events);
+  }
+  void DestroyEvent(void*) override { ++destroyed; }
+  absl::Status RecordEvent(void* event, void* stream) override {
+    log.push_back(absl::StrCat("record e", reinterpret_cast<intptr_t>(event), " s",
+                               reinterpret_cast<intptr_t>(stream)));
+    return fail_record ? absl::InternalError("record failed") : absl::OkStatus();
+  }
+  absl::Status StreamWaitEvent(void* stream, void* event) override {
+    log.push_back(absl::StrCat("wait s", reinterpret_cast<intptr_t>(stream), " e",
+                               reinterpret_cast<intptr_t>(event)));
+    return absl::OkStatus();
+  }
+  absl::Status SynchronizeDevice() override {
+    log.push_back("sync device");
+    return absl::OkStatus();
+  }
+  std::vector<std::string> log;
+  intptr_t events = 0;
+  int destroyed = 0;
+  bool fail_record = false;
+};
+
+void* S(intptr_t s) { return reinterpret_cast<void*>(s); }
+
+TEST(ConsumerFence, EveryConsumerStreamIsWaitedFor) {
+  FakeOps ops;
+  {
+    ConsumerFence f(&ops);
+    f.OnRelease(ConsumerStreams::Of({S(7), S(8), S(9)}));
+    ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+    std::vector<std::string> want = {"create", "record e1 s7", "create", "record e2 s8",
+                                     "create", "record e3 s9", "wait s100 e1", "wait s100 e2",
+                                     "wait s100 e3"};
+    EXPECT_EQ(want, ops.log);
+    // Events are reused, and a reused slot has nothing left to wait for.
+    ops.log.clear();
+    ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+    EXPECT_TRUE(ops.log.empty());
+    f.OnRelease(ConsumerStreams::Of({S(5)}));
+    ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+    EXPECT_EQ((std::vector<std::string>{"record e1 s5", "wait s100 e1"}), ops.log);
+  }
+  EXPECT_EQ(3, ops.destroyed);
+}
+
+TEST(ConsumerFence, StreamZeroIsAStream) {
+  FakeOps ops;
+  ConsumerFence f(&ops);
+  f.OnRelease(ConsumerStreams::Of({nullptr}));
+  EXPECT_FALSE(f.must_sync_device());
+  ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+  EXPECT_EQ((std::vector<std::string>{"create", "record e1 s0", "wait s100 e1"}), ops.log);
+}
+
+TEST(ConsumerFence, NoStreamWaitsForTheWholeDevice) {
+  FakeOps ops;
+  ConsumerFence f(&ops);
+  f.OnRelease(ConsumerStreams::Unknown());
+  EXPECT_TRUE(f.must_sync_device());
+  ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+  EXPECT_EQ((std::vector<std::string>{"sync device"}), ops.log);
+  EXPECT_FALSE(f.must_sync_device());
+}
+
+TEST(ConsumerFence, AFailedEventRecordWaitsForTheWholeDevice) {
+  FakeOps ops;
+  ops.fail_record = true;
+  ConsumerFence f(&ops);
+  f.OnRelease(ConsumerStreams::Of({S(7)}));
+  EXPECT_TRUE(f.must_sync_device());
+  ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+  EXPECT_EQ("sync device", ops.log.back());
+}
+
+TEST(ConsumerFence, HostPathDoesNothing) {
+  ConsumerFence f(nullptr);
+  f.OnRelease(ConsumerStreams::Unknown());
+  EXPECT_TRUE(f.BeforeReuse(nullptr).ok());
+}
+
+}  // namespace
+}  // namespace shardfeed

@@ -1,0 +1,91 @@
+#include "reader/device_context.h"
+
+#include <cuda_runtime_api.h>
+
+#include "absl/strings/str_cat.h"
+#include "gpu/cuda_status.h"
+#include "gpu/device.h"
+#include "gpu/device_guard.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+// CUDA calls for one device, each under a ScopedDevice.
+class CudaOps : public GpuOps {
+ public:
+  explicit CudaOps(int ordinal) : ordinal_(ordinal) {}
+  absl::StatusOr<void*> CreateEvent() override {
+    gpu::ScopedDevice on(ordinal_);
+    RETURN_IF_ERROR(on.status());
+    cudaEvent_t e = nullptr;
+    RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    return static_cast<void*>(e);
+  }
+  void DestroyEvent(void* event) override {
+    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+  absl::Status RecordEvent(void* event, void* stream) override {
+    gpu::ScopedDevice on(ordinal_);
+    RETURN_IF_ERROR(on.status());
+    RETURN_IF_CUDA_ERROR(
+        cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+        "cudaEventRecord on the consumer's stream");
+    return absl::OkStatus();
+  }
+  absl::Status StreamWaitEvent(void* stream, void* event) override {
+    RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
+                                             static_cast<cudaEvent_t>(event), 0),
+                         "cudaStreamWaitEvent");
+    return absl::OkStatus();
+  }
+  absl::Status SynchronizeDevice() override {
+    gpu::ScopedDevice on(ordinal_);
+    RETURN_IF_ERROR(on.status());
+    RETURN_IF_CUDA_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return absl::OkStatus();
+  }
+
+ private:
+  const int ordinal_;
+};
+
+}  // namespace
+
+DeviceContext::~DeviceContext() {
+  if (ordinal < 0 || stream.get() == nullptr) return;
+  gpu::ScopedDevice on(ordinal);
+  (void)cudaStreamSynchronize(stream.get());  // nothing of ours in flight after this
+}
+
+absl::StatusOr<int> ChooseDevice(int requested, const absl::StatusOr<int>& device_count,
+                                 std::string* note) {
+  if (requested < 0) return -1;
+  if (!device_count.ok()) {
+    if (!absl::IsUnavailable(device_count.status())) return device_count.status();
+    *note = absl::StrCat("GPU ", requested, " unavailable (", device_count.status().message(),
+                         "); delivering batches in host memory");
+    return -1;
+  }
+  if (requested >= *device_count) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", requested, " does not exist: only ",
+                                                   *device_count, " CUDA devices"));
+  }
+  return requested;
+}
+
+absl::StatusOr<std::shared_ptr<DeviceContext>> OpenDeviceContext(int requested,
+                                                                 std::string* note) {
+  if (requested < 0) return std::shared_ptr<DeviceContext>();
+  ASSIGN_OR_RETURN(int device, ChooseDevice(requested, gpu::CudaDeviceCount(), note));
+  if (device < 0) return std::shared_ptr<DeviceContext>();
+  gpu::ScopedDevice on(device);
+  RETURN_IF_ERROR(on.status());
+  auto ctx = std::make_shared<DeviceContext>();
+  ASSIGN_OR_RETURN(ctx->stream, gpu::CudaStream::Create());
+  ctx->ordinal = device;
+  ctx->ops = std::make_unique<CudaOps>(device);
+  return ctx;
+}
+
+}  // namespace shardfeed

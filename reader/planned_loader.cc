@@ -1,0 +1,263 @@
+#include "reader/planned_loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "reader/device_copy.h"
+#include "reader/epoch_plan.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+
+BatchSequence::BatchSequence(const ResolvedOptions& r)
+    : n_(r.total_records), batch_(r.o.batch_size), epochs_(r.o.epochs), world_(r.o.world_size),
+      drop_(r.o.drop_remainder), seed_(r.o.seed) {
+  if (r.o.resume.has_value()) {
+    first_epoch_ = r.o.resume->epoch;
+    first_start_ = r.o.resume->position;
+    first_batches_ = r.o.resume->world_size == world_ ? r.o.resume->batches : 0;
+  }
+  first_count_ = RankBatchCount(first_start_, n_, world_, batch_, drop_);
+  full_ = RankBatchCount(0, n_, world_, batch_, drop_);
+}
+
+bool BatchSequence::Locate(uint64_t g, PlannedBatch* out) const {
+  const int64_t gi = static_cast<int64_t>(g);
+  if (gi < first_count_) {
+    *out = {first_epoch_, first_start_, gi, first_count_};
+  } else if (full_ == 0) {
+    *out = {first_epoch_ + 1, 0, 0, 0};
+    return false;
+  } else {
+    const int64_t rest = gi - first_count_;
+    *out = {first_epoch_ + 1 + rest / full_, 0, rest % full_, full_};
+  }
+  return epochs_ == 0 || out->epoch < epochs_;
+}
+
+LoaderState BatchSequence::StateBefore(uint64_t g, uint64_t fingerprint) const {
+  LoaderState s;
+  s.seed = seed_;
+  s.world_size = world_;
+  s.fingerprint = fingerprint;
+  PlannedBatch b;
+  const bool more = Locate(g, &b);
+  s.epoch = b.epoch;
+  if (!more) return s;  // past the end: the start of the next epoch
+  s.position = PositionAfter(b.start, n_, world_, batch_, b.k, b.count);
+  s.batches = b.k + (b.epoch == first_epoch_ ? first_batches_ : 0);
+  return s;
+}
+
+namespace {
+
+class PlannedLoader : public Loader::Backend {
+ public:
+  PlannedLoader(Dataset ds, std::unique_ptr<ShardFiles> files, const ResolvedOptions& r,
+                std::shared_ptr<DeviceContext> ctx, std::string note)
+      : ds_(std::move(ds)), files_(std::move(files)), r_(r), seq_(r_), ctx_(std::move(ctx)),
+        device_note_(std::move(note)) {}
+
+  ~PlannedLoader() override {
+    if (ring_ != nullptr) {
+      std::lock_guard<std::mutex> lock(ring_->mu);
+      stop_ = true;
+      ring_->cv.notify_all();
+    }
+    for (std::thread& t : workers_) t.join();
+  }
+
+  absl::Status Start() {
+    SlotLayout l;
+    l.features = r_.o.features;
+    l.transforms = r_.o.transforms;
+    l.transform_of = r_.transform_of;
+    l.present.assign(l.features.size(), true);
+    l.batch_size = r_.o.batch_size;
+    l.record_index = r_.o.record_index;
+    ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
+    start_ = NowSeconds();
+    const int n = std::max(r_.o.io_threads, r_.o.decode_threads);
+    for (int t = 0; t < n; ++t) workers_.emplace_back([this] { Work(); });
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Batch> Next(absl::Duration timeout) override {
+    if (!final_.ok()) return final_;
+    const double t0 = NowSeconds();
+    std::unique_lock<std::mutex> lock(ring_->mu);
+    if (ring_->CountLocked(SlotRing::State::kInUse) == static_cast<int>(ring_->size_locked())) {
+      lock.unlock();
+      if (!r_.o.grow_ring) return ring_->AllHeldError();
+      RETURN_IF_ERROR(ring_->Grow());
+      lock.lock();
+    }
+    ready_samples_ += ring_->CountLocked(SlotRing::State::kReady);
+    ++next_calls_;
+    int k = -1;
+    SlotRing::Slot* s = nullptr;
+    auto done = [&] {
+      s = ring_->FindReadyLocked(next_, &k);
+      return s != nullptr || (end_ && next_ >= end_seq_);
+    };
+    if (timeout == absl::InfiniteDuration()) {
+      ring_->cv.wait(lock, done);
+    } else if (!ring_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), done)) {
+      wait_.Add(NowSeconds() - t0);
+      return absl::DeadlineExceededError("no batch yet");
+    }
+    wait_.Add(NowSeconds() - t0);
+    if (s == nullptr) return absl::OutOfRangeError("end of data: all epochs delivered");
+    if (!s->error.ok()) {
+      final_ = s->error;
+      s->state = SlotRing::State::kFree;
+      stop_ = true;
+      ring_->cv.notify_all();
+      return final_;
+    }
+    ++next_;
+    ++batches_;
+    records_ += s->rows;
+    return ring_->DeliverLocked(k);
+  }
+
+  LoaderStats stats() const override {
+    LoaderStats s;
+    s.batches = batches_;
+    s.records = records_;
+    s.bytes = bytes_.load();
+    s.skipped_records = skipped_.load();
+    s.wall_seconds = NowSeconds() - start_;
+    s.read_seconds = read_.seconds();
+    s.crc_seconds = crc_.seconds();
+    s.decode_seconds = decode_.seconds();
+    s.copy_seconds = copy_.seconds();
+    s.wait_seconds = wait_.seconds();
+    s.transform_seconds = transform_.seconds();
+    s.mean_ready_slots = next_calls_ ? static_cast<double>(ready_samples_) / next_calls_ : 0;
+    return s;
+  }
+  const std::vector<FeatureSpec>& features() const override { return r_.o.features; }
+  int64_t batches_per_epoch() const override { return seq_.full_epoch_batches(); }
+  int device() const override { return ctx_ ? ctx_->ordinal : -1; }
+  const std::string& device_note() const override { return device_note_; }
+  LoaderState state() const override {
+    return seq_.StateBefore(next_, PathFingerprint(r_, "planned"));
+  }
+
+ private:
+  std::shared_ptr<const EpochOrder> OrderOf(int64_t epoch) {
+    std::lock_guard<std::mutex> lock(orders_mu_);
+    auto it = orders_.find(epoch);
+    if (it != orders_.end()) return it->second;
+    std::vector<int64_t> sizes;
+    for (const ShardEntry& s : ds_.shards) sizes.push_back(s.records);
+    auto order = std::make_shared<const EpochOrder>(r_.mode, r_.o.seed, epoch, sizes,
+                                                    r_.o.shuffle_buffer);
+    while (orders_.size() >= 2) orders_.erase(orders_.begin());  // epochs only advance
+    orders_[epoch] = order;
+    return order;
+  }
+
+  void Work() {
+    BatchFiller filler(&ds_, files_.get(), &r_);
+    std::vector<int64_t> records;
+    for (;;) {
+      SlotRing::Slot* s = nullptr;
+      uint64_t g = 0;
+      PlannedBatch b;
+      {
+        std::unique_lock<std::mutex> lock(ring_->mu);
+        int k = -1;
+        ring_->cv.wait(lock, [&] {
+          return stop_ || end_ || (s = ring_->FindFreeLocked(&k)) != nullptr;
+        });
+        if (stop_ || end_) return;
+        g = next_claim_;
+        if (!seq_.Locate(g, &b)) {
+          end_ = true;
+          end_seq_ = g;
+          ring_->cv.notify_all();
+          return;
+        }
+        ++next_claim_;
+        s->state = SlotRing::State::kFilling;
+      }
+      int64_t rows = 0;
+      absl::Status st = Fill(s, b, &filler, &records, &rows);
+      std::lock_guard<std::mutex> lock(ring_->mu);
+      s->seq = g;
+      s->rows = rows;
+      s->epoch = b.epoch;
+      s->error = st;
+      s->state = SlotRing::State::kReady;
+      ring_->cv.notify_all();
+    }
+  }
+
+  absl::Status Fill(SlotRing::Slot* s, const PlannedBatch& b, BatchFiller* filler,
+                    std::vector<int64_t>* records, int64_t* rows) {
+    RETURN_IF_ERROR(ring_->PrepareFill(s));
+    if (ctx_ != nullptr) copy_.Add(LastCopySeconds(s));
+    const PositionRange range =
+        RankBatch(b.start, r_.total_records, r_.o.world_size, r_.o.rank, r_.o.batch_size, b.k);
+    std::shared_ptr<const EpochOrder> order = OrderOf(b.epoch);
+    records->resize(range.rows);
+    for (int64_t i = 0; i < range.rows; ++i) (*records)[i] = order->RecordAt(range.first + i);
+    const uint64_t first_sample =
+        static_cast<uint64_t>(b.epoch) * r_.total_records + range.first;
+    FillCounters c;
+    absl::StatusOr<int64_t> kept = filler->Fill(*records, s, first_sample, &c);
+    read_.Add(c.read_seconds);
+    crc_.Add(c.crc_seconds);
+    decode_.Add(c.decode_seconds);
+    bytes_.fetch_add(c.bytes);
+    skipped_.fetch_add(c.skipped);
+    RETURN_IF_ERROR(kept.status());
+    *rows = *kept;
+    const double t0 = NowSeconds();
+    RETURN_IF_ERROR(FinishSlot(ring_.get(), s, *rows, first_sample));
+    if (ctx_ == nullptr) transform_.Add(NowSeconds() - t0);
+    return absl::OkStatus();
+  }
+
+  const Dataset ds_;
+  std::unique_ptr<ShardFiles> files_;
+  const ResolvedOptions r_;
+  const BatchSequence seq_;
+  std::shared_ptr<DeviceContext> ctx_;
+  std::string device_note_;
+  std::shared_ptr<SlotRing> ring_;
+  std::vector<std::thread> workers_;
+  std::mutex orders_mu_;
+  std::map<int64_t, std::shared_ptr<const EpochOrder>> orders_;
+  // Guarded by ring_->mu.
+  bool stop_ = false, end_ = false;
+  uint64_t next_claim_ = 0, end_seq_ = 0;
+  // Consumer thread.
+  uint64_t next_ = 0;
+  absl::Status final_;
+  int64_t batches_ = 0, records_ = 0, ready_samples_ = 0, next_calls_ = 0;
+  std::atomic<int64_t> bytes_{0}, skipped_{0};
+  StageTimer read_, crc_, decode_, copy_, wait_, transform_;
+  double start_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Loader::Backend>> CreatePlannedLoader(
+    const Dataset& dataset, std::unique_ptr<ShardFiles> files, const ResolvedOptions& options,
+    std::shared_ptr<DeviceContext> ctx, std::string device_note) {
+  RETURN_IF_ERROR(CheckResume(options, PathFingerprint(options, "planned")));
+  auto loader = std::make_unique<PlannedLoader>(dataset, std::move(files), options,
+                                                std::move(ctx), std::move(device_note));
+  RETURN_IF_ERROR(loader->Start());
+  return std::unique_ptr<Loader::Backend>(std::move(loader));
+}
+
+}  // namespace shardfeed

@@ -1,0 +1,216 @@
+#include "reader/slot_ring.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "gpu/cuda_status.h"
+#include "gpu/device_guard.h"
+#include "reader/feature_transforms.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+class SlotLease : public internal::BatchLease {
+ public:
+  SlotLease(std::shared_ptr<SlotRing> ring, int slot, Batch inner)
+      : ring_(std::move(ring)), slot_(slot), inner_(std::move(inner)) {}
+  void Release(const ConsumerStreams& consumers) override {
+    if (ring_ == nullptr) return;
+    ring_->Release(slot_, consumers);
+    ring_.reset();
+    if (consumers.known) {
+      inner_.ReleaseAfter(consumers.streams);
+    } else {
+      inner_.Release();
+    }
+  }
+  ~SlotLease() override { Release(ConsumerStreams::Unknown()); }
+
+ private:
+  std::shared_ptr<SlotRing> ring_;
+  int slot_;
+  Batch inner_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<SlotRing>> SlotRing::Create(SlotLayout layout, int slots,
+                                                           std::shared_ptr<DeviceContext> ctx) {
+  std::shared_ptr<SlotRing> ring(new SlotRing(std::move(layout), std::move(ctx)));
+  for (int k = 0; k < slots; ++k) RETURN_IF_ERROR(ring->Grow());
+  return ring;
+}
+
+SlotRing::~SlotRing() {
+  if (ctx_ == nullptr) return;
+  // Copies and kernels queued on the stream may still use slot memory.
+  gpu::ScopedDevice on(ctx_->ordinal);
+  (void)cudaStreamSynchronize(ctx_->stream.get());
+  slots_.clear();
+}
+
+absl::Status SlotRing::Allocate(Slot* slot) {
+  const SlotLayout& l = layout_;
+  const size_t n = l.features.size();
+  const bool gpu = ctx_ != nullptr;
+  gpu::ScopedDevice on(gpu ? ctx_->ordinal : -1);
+  RETURN_IF_ERROR(on.status());
+  slot->rows_host.assign(n, nullptr);
+  slot->heap.resize(n);
+  slot->pinned.resize(n);
+  slot->device.resize(n);
+  slot->transformed_device.resize(n);
+  slot->transformed_host.resize(n);
+  slot->var_values.resize(n);
+  slot->var_offsets.resize(n);
+  slot->index.assign(l.batch_size, 0);
+  if (gpu) {
+    ASSIGN_OR_RETURN(slot->copy_start, gpu::CudaEvent::Create(/*timing=*/true));
+    ASSIGN_OR_RETURN(slot->ready, gpu::CudaEvent::Create(/*timing=*/true));
+    if (l.index_on_device) {
+      ASSIGN_OR_RETURN(slot->index_pinned, gpu::PinnedBuffer::Create(l.batch_size * 8));
+      ASSIGN_OR_RETURN(slot->index_device, gpu::DeviceBuffer::Create(l.batch_size * 8));
+    }
+  }
+  for (size_t f = 0; f < n; ++f) {
+    const FeatureSpec& spec = l.features[f];
+    if (!l.present[f] || spec.variable_length) continue;
+    const size_t bytes = std::max<size_t>(1, l.batch_size * spec.row_bytes());
+    if (gpu) {
+      ASSIGN_OR_RETURN(slot->device[f], gpu::DeviceBuffer::Create(bytes));
+      if (l.staged) {
+        ASSIGN_OR_RETURN(slot->pinned[f], gpu::PinnedBuffer::Create(bytes));
+        slot->rows_host[f] = static_cast<char*>(slot->pinned[f].get());
+      }
+    } else {
+      slot->heap[f].reset(new char[bytes]);
+      slot->rows_host[f] = slot->heap[f].get();
+    }
+    if (l.transform_of[f] >= 0) {
+      const size_t out = std::max<size_t>(
+          1, l.batch_size * l.transforms[l.transform_of[f]].transform.output_bytes_per_image());
+      if (gpu) {
+        ASSIGN_OR_RETURN(slot->transformed_device[f], gpu::DeviceBuffer::Create(out));
+      } else {
+        slot->transformed_host[f].reset(new char[out]);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SlotRing::Grow() {
+  auto slot = std::make_unique<Slot>(ctx_ ? ctx_->ops.get() : nullptr);
+  RETURN_IF_ERROR(Allocate(slot.get()));
+  std::lock_guard<std::mutex> lock(mu);
+  slots_.push_back(std::move(slot));
+  cv.notify_all();
+  return absl::OkStatus();
+}
+
+absl::Status SlotRing::AllHeldError() {
+  std::lock_guard<std::mutex> lock(mu);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "all ", slots_.size(), " ring slots are held by unreleased batches: release one (or raise "
+      "prefetch, or set grow_ring) before asking for the next"));
+}
+
+SlotRing::Slot* SlotRing::FindFreeLocked(int* index) {
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    if (slots_[k]->state == State::kFree) {
+      *index = static_cast<int>(k);
+      return slots_[k].get();
+    }
+  }
+  return nullptr;
+}
+
+int SlotRing::CountLocked(State s) const {
+  int n = 0;
+  for (const auto& slot : slots_) n += slot->state == s;
+  return n;
+}
+
+SlotRing::Slot* SlotRing::FindReadyLocked(uint64_t seq, int* index) {
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    if (slots_[k]->state == State::kReady && slots_[k]->seq == seq) {
+      *index = static_cast<int>(k);
+      return slots_[k].get();
+    }
+  }
+  return nullptr;
+}
+
+absl::Status SlotRing::PrepareFill(Slot* s) {
+  if (ctx_ == nullptr) return absl::OkStatus();
+  if (s->copy_recorded) {
+    // The last copy out of the pinned rows (and kernels reading the slot's
+    // indices) must be done before the host overwrites them.
+    RETURN_IF_CUDA_ERROR(cudaEventSynchronize(s->ready.get()), "cudaEventSynchronize");
+  }
+  return s->fence.BeforeReuse(ctx_->stream.get());
+}
+
+std::vector<Tensor> SlotRing::Describe(Slot* s, int64_t rows) {
+  const SlotLayout& l = layout_;
+  const int dev = device();
+  std::vector<Tensor> out;
+  for (size_t f = 0; f < l.features.size(); ++f) {
+    const FeatureSpec& spec = l.features[f];
+    if (!l.present[f]) continue;
+    if (spec.variable_length) {
+      out.push_back(Tensor{spec.name, DType::kUint8,
+                           {static_cast<int64_t>(s->var_values[f].size())},
+                           s->var_values[f].data(), s->var_values[f].size(), -1});
+      out.push_back(Tensor{spec.name + "/offsets", DType::kInt64, {rows + 1},
+                           s->var_offsets[f].data(), static_cast<size_t>(rows + 1) * 8, -1});
+      continue;
+    }
+    const int t = l.transform_of[f];
+    if (t >= 0) {
+      void* data = dev >= 0 ? s->transformed_device[f].get()
+                            : static_cast<void*>(s->transformed_host[f].get());
+      out.push_back(TransformedTensor(spec.name, l.transforms[t].transform, rows, data, dev));
+      continue;
+    }
+    Tensor t2;
+    t2.name = spec.name;
+    t2.dtype = spec.dtype;
+    t2.shape = {rows};
+    t2.shape.insert(t2.shape.end(), spec.shape.begin(), spec.shape.end());
+    t2.bytes = rows * spec.row_bytes();
+    t2.device = dev;
+    t2.data = dev >= 0 ? s->device[f].get() : static_cast<void*>(s->rows_host[f]);
+    out.push_back(std::move(t2));
+  }
+  if (l.record_index) {
+    out.push_back(Tensor{kRecordIndexTensor, DType::kInt64, {rows}, s->index.data(),
+                         static_cast<size_t>(rows) * 8, -1});
+  }
+  return out;
+}
+
+std::shared_ptr<internal::BatchLease> SlotRing::Lease(int k, Batch inner) {
+  return std::make_shared<SlotLease>(shared_from_this(), k, std::move(inner));
+}
+
+Batch SlotRing::DeliverLocked(int k) {
+  Slot* s = slots_[k].get();
+  s->state = State::kInUse;
+  return Batch(Lease(k), s->rows, s->epoch, Describe(s, s->rows),
+               ctx_ ? static_cast<void*>(s->ready.get()) : nullptr,
+               ctx_ ? ctx_->stream_handle() : nullptr);
+}
+
+void SlotRing::Release(int k, const ConsumerStreams& consumers) {
+  std::lock_guard<std::mutex> lock(mu);
+  Slot* s = slots_[k].get();
+  s->fence.OnRelease(consumers);
+  s->state = State::kFree;
+  cv.notify_all();
+}
+
+}  // namespace shardfeed

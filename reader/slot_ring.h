@@ -1,0 +1,136 @@
+// SlotRing: the batch memory every loader path fills and delivers from, and
+// the lease that keeps a delivered slot away from reuse.
+//
+// A slot holds one batch: per fixed-shape feature its rows (host memory,
+// pinned when staged for a GPU copy; device memory on a GPU), transformed
+// outputs, variable-length values + offsets, and record indices. A slot
+// goes Free -> Filling (its one filler owns it) -> Ready (seq = delivery
+// number) -> InUse (a Batch holds it) -> Free (the Batch is released, with
+// a ConsumerFence so the refill waits for the consumer's GPU work).
+//
+// Ownership: a std::shared_ptr shared by the loader and every Batch (each
+// holds a lease), so batches may outlive the loader; the ring also shares
+// the DeviceContext, so Batch::cuda_stream() stays valid. The destructor
+// synchronizes the copy stream before freeing device memory.
+//
+// Threading: `mu` guards every slot's state/seq/rows/epoch/error and the
+// slot list; a Slot* stays valid for the ring's life (growth appends).
+// Memory of a slot in Filling is touched only by its filler.
+#ifndef SHARDFEED_READER_SLOT_RING_H_
+#define SHARDFEED_READER_SLOT_RING_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gpu/cuda_resources.h"
+#include "reader/consumer_fence.h"
+#include "reader/device_context.h"
+#include "reader/loader.h"
+
+namespace shardfeed {
+
+namespace internal {
+// Keeps a delivered batch's memory away from reuse until Release.
+class BatchLease {
+ public:
+  virtual ~BatchLease() = default;
+  virtual void Release(const ConsumerStreams& consumers) = 0;
+};
+}  // namespace internal
+
+// What each slot holds.
+struct SlotLayout {
+  std::vector<FeatureSpec> features;
+  std::vector<FeatureTransform> transforms;
+  std::vector<int> transform_of;  // per feature: index into transforms, or -1
+  std::vector<bool> present;      // per feature: held by this ring's slots
+  // Fixed rows are written on the host (pinned memory with a GPU) and then
+  // copied; false: written straight into device memory (resident gathers).
+  bool staged = true;
+  int64_t batch_size = 1;
+  bool record_index = false;
+  bool index_on_device = false;  // a pinned + device copy of the indices
+};
+
+class SlotRing : public std::enable_shared_from_this<SlotRing> {
+ public:
+  enum class State { kFree, kFilling, kReady, kInUse };
+  struct Slot {
+    explicit Slot(GpuOps* ops) : fence(ops) {}
+    State state = State::kFree;
+    uint64_t seq = 0;
+    int64_t rows = 0;
+    int64_t epoch = 0;
+    absl::Status error;        // a failed fill, delivered in its turn
+    bool copy_recorded = false;
+    ConsumerFence fence;
+    // Memory, per feature of the layout.
+    std::vector<char*> rows_host;                         // fixed rows on the host
+    std::vector<std::unique_ptr<char[]>> heap;            // host path
+    std::vector<gpu::PinnedBuffer> pinned;                // GPU, staged
+    std::vector<gpu::DeviceBuffer> device;                // GPU
+    std::vector<gpu::DeviceBuffer> transformed_device;
+    std::vector<std::unique_ptr<char[]>> transformed_host;
+    std::vector<std::string> var_values;
+    std::vector<std::vector<int64_t>> var_offsets;
+    std::vector<int64_t> index;                           // record indices
+    gpu::PinnedBuffer index_pinned;
+    gpu::DeviceBuffer index_device;
+    gpu::CudaEvent copy_start, ready;                     // GPU
+  };
+
+  // ctx: null for host memory.
+  static absl::StatusOr<std::shared_ptr<SlotRing>> Create(SlotLayout layout, int slots,
+                                                          std::shared_ptr<DeviceContext> ctx);
+  ~SlotRing();
+
+  const SlotLayout& layout() const { return layout_; }
+  DeviceContext* context() const { return ctx_.get(); }
+  int device() const { return ctx_ ? ctx_->ordinal : -1; }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  // With mu held.
+  Slot* FindFreeLocked(int* index);
+  int CountLocked(State s) const;
+  Slot* FindReadyLocked(uint64_t seq, int* index);
+  size_t size_locked() const { return slots_.size(); }
+  Slot* slot_locked(int k) { return slots_[k].get(); }
+
+  // Adds a slot (grow_ring); takes mu itself.
+  absl::Status Grow();
+  // FAILED_PRECONDITION naming the remedy, when the consumer holds every slot.
+  absl::Status AllHeldError();
+
+  // The filler of slot `s`, before writing into it: the consumer's GPU work
+  // on its last batch and the last copy out of its pinned memory are done
+  // (or queued before anything on the copy stream).
+  absl::Status PrepareFill(Slot* s);
+
+  // Marks slot k InUse (mu held by the caller) and returns its Batch.
+  Batch DeliverLocked(int k);
+  // The tensors of slot s holding `rows` rows.
+  std::vector<Tensor> Describe(Slot* s, int64_t rows);
+
+  // A lease for slot k that also keeps `inner` (a batch this one extends).
+  std::shared_ptr<internal::BatchLease> Lease(int k, Batch inner = Batch());
+  void Release(int k, const ConsumerStreams& consumers);
+
+ private:
+  SlotRing(SlotLayout layout, std::shared_ptr<DeviceContext> ctx)
+      : layout_(std::move(layout)), ctx_(std::move(ctx)) {}
+  absl::Status Allocate(Slot* slot);
+
+  const SlotLayout layout_;
+  std::shared_ptr<DeviceContext> ctx_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // guarded by mu
+};
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_READER_SLOT_RING_H_

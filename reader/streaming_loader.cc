@@ -1,0 +1,348 @@
+#include "reader/streaming_loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "reader/decoder.h"
+#include "reader/device_copy.h"
+#include "reader/epoch_plan.h"
+#include "reader/record_stream.h"
+#include "reader/slot_ring.h"
+#include "reader/worker_pool.h"
+#include "record/errors.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+class StreamingLoader : public Loader::Backend {
+ public:
+  StreamingLoader(Dataset ds, const ResolvedOptions& r, std::shared_ptr<DeviceContext> ctx,
+                  std::string note)
+      : ds_(std::move(ds)), r_(r), ctx_(std::move(ctx)), device_note_(std::move(note)) {
+    per_rank_ = r_.total_records / r_.o.world_size;
+    bpe_ = BatchesFor(per_rank_, r_.o.batch_size, r_.o.drop_remainder);
+    if (r_.o.resume.has_value()) {
+      first_epoch_ = r_.o.resume->epoch;
+      skip_ = r_.o.resume->batches;
+    }
+    epoch_ = first_epoch_;
+    epoch_batches_ = 0;
+  }
+
+  ~StreamingLoader() override {
+    stop_.store(true);
+    if (ring_ != nullptr) {
+      std::lock_guard<std::mutex> lock(ring_->mu);
+      ring_->cv.notify_all();
+    }
+    {
+      std::lock_guard<std::mutex> lock(stream_mu_);
+      if (stream_ != nullptr) stream_->Cancel();
+    }
+    if (producer_.joinable()) producer_.join();
+  }
+
+  absl::Status Start() {
+    SlotLayout l;
+    l.features = r_.o.features;
+    l.transforms = r_.o.transforms;
+    l.transform_of = r_.transform_of;
+    l.present.assign(l.features.size(), true);
+    l.batch_size = r_.o.batch_size;
+    l.record_index = r_.o.record_index;
+    ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
+    pool_ = std::make_unique<WorkerPool>(r_.o.decode_threads);
+    start_ = NowSeconds();
+    producer_ = std::thread([this] { Produce(); });
+    // Resuming: the batches before the state are read again and dropped.
+    for (; skip_ > 0; --skip_) {
+      absl::StatusOr<Batch> b = NextBatch(absl::InfiniteDuration());
+      if (absl::IsOutOfRange(b.status())) break;
+      RETURN_IF_ERROR(b.status());
+    }
+    batches_ = records_ = 0;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Batch> Next(absl::Duration timeout) override { return NextBatch(timeout); }
+
+  LoaderStats stats() const override {
+    LoaderStats s;
+    s.batches = batches_;
+    s.records = records_;
+    s.bytes = counters_.bytes.load();
+    s.skipped_records = skipped_.load();
+    s.wall_seconds = NowSeconds() - start_;
+    s.read_seconds = counters_.read.seconds();
+    s.crc_seconds = counters_.crc.seconds();
+    s.decode_seconds = decode_.seconds();
+    s.copy_seconds = copy_.seconds();
+    s.wait_seconds = wait_.seconds();
+    s.transform_seconds = transform_.seconds();
+    s.mean_ready_slots = next_calls_ ? static_cast<double>(ready_samples_) / next_calls_ : 0;
+    return s;
+  }
+  const std::vector<FeatureSpec>& features() const override { return r_.o.features; }
+  int64_t batches_per_epoch() const override { return bpe_; }
+  int device() const override { return ctx_ ? ctx_->ordinal : -1; }
+  const std::string& device_note() const override { return device_note_; }
+  LoaderState state() const override {
+    LoaderState s;
+    s.seed = r_.o.seed;
+    s.world_size = r_.o.world_size;
+    s.fingerprint = PathFingerprint(r_, "streaming");
+    s.epoch = epoch_;
+    s.batches = epoch_batches_;
+    s.position = std::min(r_.total_records, epoch_batches_ * r_.o.batch_size * r_.o.world_size);
+    return s;
+  }
+
+ private:
+  absl::StatusOr<Batch> NextBatch(absl::Duration timeout) {
+    const double t0 = NowSeconds();
+    std::unique_lock<std::mutex> lock(ring_->mu);
+    if (ring_->CountLocked(SlotRing::State::kInUse) == static_cast<int>(ring_->size_locked())) {
+      lock.unlock();
+      if (!r_.o.grow_ring) return ring_->AllHeldError();
+      RETURN_IF_ERROR(ring_->Grow());
+      lock.lock();
+    }
+    ready_samples_ += ring_->CountLocked(SlotRing::State::kReady);
+    ++next_calls_;
+    int k = -1;
+    SlotRing::Slot* s = nullptr;
+    auto ready = [&] {
+      s = ring_->FindReadyLocked(next_consume_, &k);
+      return s != nullptr || producer_done_;
+    };
+    if (timeout == absl::InfiniteDuration()) {
+      ring_->cv.wait(lock, ready);
+    } else if (!ring_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), ready)) {
+      wait_.Add(NowSeconds() - t0);
+      return absl::DeadlineExceededError("no batch yet");
+    }
+    wait_.Add(NowSeconds() - t0);
+    if (s == nullptr) return final_status_;
+    ++next_consume_;
+    ++batches_;
+    records_ += s->rows;
+    if (s->epoch != epoch_) {
+      epoch_ = s->epoch;
+      epoch_batches_ = 0;
+    }
+    ++epoch_batches_;
+    if (epoch_batches_ == bpe_) {  // the state after an epoch is the next one's start
+      ++epoch_;
+      epoch_batches_ = 0;
+    }
+    return ring_->DeliverLocked(k);
+  }
+
+  void Produce() {
+    absl::Status s = ProduceAll();
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    final_status_ = s.ok() ? absl::OutOfRangeError("end of data: all epochs delivered") : s;
+    producer_done_ = true;
+    ring_->cv.notify_all();
+  }
+
+  absl::Status ProduceAll() {
+    for (int64_t epoch = first_epoch_; r_.o.epochs == 0 || epoch < r_.o.epochs; ++epoch) {
+      {
+        std::lock_guard<std::mutex> lock(stream_mu_);
+        if (stop_.load()) return absl::CancelledError("loader stopped");
+        stream_ = std::make_unique<RecordStream>(&ds_, &r_, epoch, &counters_);
+      }
+      debt_ = 0;
+      position_ = 0;
+      for (;;) {
+        if (stop_.load()) return absl::CancelledError("loader stopped");
+        ASSIGN_OR_RETURN(bool more, FillSlot(epoch));
+        if (!more) break;
+      }
+      std::lock_guard<std::mutex> lock(stream_mu_);
+      stream_.reset();
+    }
+    return absl::OkStatus();
+  }
+
+  // Waits for a free slot; nullptr when stopped.
+  SlotRing::Slot* TakeSlot() {
+    std::unique_lock<std::mutex> lock(ring_->mu);
+    SlotRing::Slot* s = nullptr;
+    int k = -1;
+    ring_->cv.wait(lock, [&] { return stop_.load() || (s = ring_->FindFreeLocked(&k)); });
+    if (stop_.load()) return nullptr;
+    s->state = SlotRing::State::kFilling;
+    return s;
+  }
+
+  // Collects the next batch's records: up to B positions of this rank's
+  // stream, skipped records counting as positions. False: the epoch is done.
+  absl::StatusOr<bool> Collect(std::vector<StreamedRecord>* refs, int64_t* positions) {
+    const int64_t b = r_.o.batch_size;
+    refs->clear();
+    *positions = 0;
+    for (;;) {
+      const int64_t take = std::min(debt_, b - *positions);
+      debt_ -= take;
+      *positions += take;
+      skipped_.fetch_add(take);
+      if (*positions == b) break;
+      StreamedRecord rec;
+      ASSIGN_OR_RETURN(bool got, stream_->Next(&rec));
+      debt_ += stream_->TakeSkipped();
+      if (!got) {
+        if (debt_ > 0) continue;
+        break;
+      }
+      refs->push_back(std::move(rec));
+      ++*positions;
+    }
+    return *positions == b || (*positions > 0 && !r_.o.drop_remainder);
+  }
+
+  absl::StatusOr<bool> FillSlot(int64_t epoch) {
+    std::vector<StreamedRecord>& refs = refs_;
+    int64_t positions = 0;
+    ASSIGN_OR_RETURN(bool any, Collect(&refs, &positions));
+    if (!any) return false;
+    SlotRing::Slot* slot = TakeSlot();
+    if (slot == nullptr) return absl::CancelledError("loader stopped");
+    absl::Status st = ring_->PrepareFill(slot);
+    if (ctx_ != nullptr) copy_.Add(LastCopySeconds(slot));
+    const uint64_t first_sample = static_cast<uint64_t>(epoch) * per_rank_ + position_;
+    int64_t rows = 0;
+    if (st.ok()) st = Decode(slot, refs, first_sample, &rows);
+    const double t0 = NowSeconds();
+    if (st.ok()) st = FinishSlot(ring_.get(), slot, rows, first_sample);
+    if (ctx_ == nullptr) transform_.Add(NowSeconds() - t0);
+    position_ += positions;
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    if (!st.ok()) {
+      slot->state = SlotRing::State::kFree;
+      return st;
+    }
+    slot->rows = rows;
+    slot->epoch = epoch;
+    slot->seq = next_fill_++;
+    slot->state = SlotRing::State::kReady;
+    ring_->cv.notify_all();
+    return true;
+  }
+
+  // Decodes `refs` into the slot's rows in parallel; failed rows are an
+  // error, or (skip_corrupt) compacted away.
+  absl::Status Decode(SlotRing::Slot* slot, const std::vector<StreamedRecord>& refs,
+                      uint64_t first_sample, int64_t* rows) {
+    const std::vector<FeatureSpec>& spec = r_.o.features;
+    const size_t nf = spec.size();
+    row_values_.resize(nf);
+    for (size_t f = 0; f < nf; ++f) {
+      if (spec[f].variable_length) row_values_[f].resize(std::max<size_t>(refs.size(), 1));
+    }
+    std::vector<absl::Status> errors(refs.size());
+    pool_->ParallelFor(refs.size(), [&](size_t begin, size_t end) {
+      const double w0 = NowSeconds();
+      std::vector<char*> fixed(nf);
+      std::vector<std::string*> var(nf);
+      for (size_t i = begin; i < end; ++i) {
+        for (size_t f = 0; f < nf; ++f) {
+          fixed[f] = slot->rows_host[f] ? slot->rows_host[f] + i * spec[f].row_bytes() : nullptr;
+          var[f] = spec[f].variable_length ? &row_values_[f][i] : nullptr;
+          if (var[f]) var[f]->clear();
+        }
+        errors[i] = DecodeExampleRow(refs[i].bytes, spec, fixed.data(), var.data(),
+                                     DecodeContext{r_.o.seed, first_sample + i});
+        slot->index[i] = r_.shard_start[refs[i].shard] + refs[i].ordinal;
+      }
+      decode_.Add(NowSeconds() - w0);
+    });
+    int64_t kept = 0;
+    for (size_t i = 0; i < refs.size(); ++i) {
+      if (!errors[i].ok()) {
+        absl::Status located =
+            DataLossAt(ds_.shards[refs[i].shard].path, refs[i].offset, errors[i].message());
+        if (!r_.o.skip_corrupt) return located;
+        skipped_.fetch_add(1);
+        continue;
+      }
+      if (kept != static_cast<int64_t>(i)) {
+        slot->index[kept] = slot->index[i];
+        for (size_t f = 0; f < nf; ++f) {
+          if (spec[f].variable_length) {
+            std::swap(row_values_[f][kept], row_values_[f][i]);
+          } else {
+            std::memmove(slot->rows_host[f] + kept * spec[f].row_bytes(),
+                         slot->rows_host[f] + i * spec[f].row_bytes(), spec[f].row_bytes());
+          }
+        }
+      }
+      ++kept;
+    }
+    for (size_t f = 0; f < nf; ++f) {
+      if (!spec[f].variable_length) continue;
+      slot->var_values[f].clear();
+      slot->var_offsets[f].assign(1, 0);
+      for (int64_t r = 0; r < kept; ++r) {
+        slot->var_values[f] += row_values_[f][r];
+        slot->var_offsets[f].push_back(static_cast<int64_t>(slot->var_values[f].size()));
+      }
+    }
+    *rows = kept;
+    return absl::OkStatus();
+  }
+
+  const Dataset ds_;
+  const ResolvedOptions r_;
+  std::shared_ptr<DeviceContext> ctx_;
+  std::string device_note_;
+  std::shared_ptr<SlotRing> ring_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::thread producer_;
+  std::atomic<bool> stop_{false};
+  std::mutex stream_mu_;  // guards stream_ (the pointer) against Cancel
+  std::unique_ptr<RecordStream> stream_;
+  StreamCounters counters_;
+  // Producer thread.
+  int64_t debt_ = 0, position_ = 0;
+  uint64_t next_fill_ = 0;
+  std::vector<StreamedRecord> refs_;
+  std::vector<std::vector<std::string>> row_values_;
+  // Guarded by ring_->mu.
+  bool producer_done_ = false;
+  absl::Status final_status_;
+  // Consumer thread.
+  uint64_t next_consume_ = 0;
+  int64_t first_epoch_ = 0, skip_ = 0, epoch_ = 0, epoch_batches_ = 0;
+  int64_t per_rank_ = 0, bpe_ = 0;
+  int64_t batches_ = 0, records_ = 0, ready_samples_ = 0, next_calls_ = 0;
+  std::atomic<int64_t> skipped_{0};
+  StageTimer decode_, copy_, wait_, transform_;
+  double start_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Loader::Backend>> CreateStreamingLoader(
+    const Dataset& dataset, const ResolvedOptions& options, std::shared_ptr<DeviceContext> ctx,
+    std::string device_note) {
+  if (options.o.resume.has_value() && options.o.resume->world_size != options.o.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "resume: the state is of world_size ", options.o.resume->world_size, ", this loader has ",
+        options.o.world_size, "; changing it needs indexed, uncompressed shards (planned path)"));
+  }
+  RETURN_IF_ERROR(CheckResume(options, PathFingerprint(options, "streaming")));
+  auto loader = std::make_unique<StreamingLoader>(dataset, options, std::move(ctx),
+                                                  std::move(device_note));
+  RETURN_IF_ERROR(loader->Start());
+  return std::unique_ptr<Loader::Backend>(std::move(loader));
+}
+
+}  // namespace shardfeed
