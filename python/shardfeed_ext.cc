@@ -20,9 +20,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,12 +56,40 @@ PyObject* g_not_found = nullptr;
   throw py::error_already_set();
 }
 
-// A delivered batch, shared by its Tensor objects and DLPack capsules.
+// A delivered batch, shared by its Tensor objects and DLPack capsules. Its
+// slot is reused after the work queued on every stream given to
+// __dlpack__(stream=...) is done; if a device tensor was exported with no
+// stream (TensorFlow, JAX, NumPy) or never exported, after the device is idle.
 struct HeldBatch {
   Batch batch;
-  std::atomic<intptr_t> consumer_stream{0};  // the last stream given to __dlpack__
-  ~HeldBatch() { batch.Release(reinterpret_cast<void*>(consumer_stream.load())); }
+  std::mutex mu;
+  std::vector<void*> streams;  // guarded by mu
+  bool unknown_consumer = false;
+  void AddConsumer(bool known, void* stream) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!known) {
+      unknown_consumer = true;
+    } else if (std::find(streams.begin(), streams.end(), stream) == streams.end()) {
+      streams.push_back(stream);
+    }
+  }
+  ~HeldBatch() {
+    if (unknown_consumer || streams.empty()) {
+      batch.Release();
+    } else {
+      batch.ReleaseAfter(streams);
+    }
+  }
 };
+
+// A DLPack `stream` argument as a cudaStream_t: 1 is the legacy default
+// stream, 2 the per-thread default stream, 0 (disallowed by the standard) is
+// taken as stream 0, others are handles.
+void* DlpackStream(intptr_t s) {
+  if (s == 1) return reinterpret_cast<void*>(cudaStreamLegacy);
+  if (s == 2) return reinterpret_cast<void*>(cudaStreamPerThread);
+  return reinterpret_cast<void*>(s);
+}
 
 DLDataType DlType(DType d) {
   switch (d) {
@@ -116,15 +146,14 @@ class PyTensor {
     if (t_.device >= 0 && batch_->batch.cuda_event() != nullptr) {
       auto event = static_cast<cudaEvent_t>(batch_->batch.cuda_event());
       cudaError_t e = cudaSuccess;
-      if (stream.is_none()) {
+      const intptr_t s = stream.is_none() ? -1 : stream.cast<intptr_t>();
+      if (s == -1) {  // no stream: the copy is waited for here; consumers unknown
+        batch_->AddConsumer(false, nullptr);
         py::gil_scoped_release release;
         e = cudaEventSynchronize(event);
       } else {
-        const intptr_t s = stream.cast<intptr_t>();
-        if (s != -1) {
-          e = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(s), event, 0);
-          batch_->consumer_stream.store(s);
-        }
+        e = cudaStreamWaitEvent(static_cast<cudaStream_t>(DlpackStream(s)), event, 0);
+        batch_->AddConsumer(true, DlpackStream(s));
       }
       if (e != cudaSuccess) {
         Raise(absl::InternalError(absl::StrCat("waiting for the batch copy: ", cudaGetErrorString(e))));
@@ -161,8 +190,20 @@ class PyLoader {
            bool drop_remainder, int io_threads, int decode_threads, int prefetch, int device,
            int rank, int world_size, bool skip_corrupt, bool cache,
            const std::vector<std::string>& cache_features, int64_t cache_budget_bytes,
-           const std::map<std::string, std::string>& transforms, bool grow_ring) {
+           const std::map<std::string, std::string>& transforms, bool grow_ring,
+           const std::string& resume, const std::string& shuffle_mode) {
     LoaderOptions o;
+    if (!resume.empty()) {
+      auto state = LoaderState::Parse(resume);
+      if (!state.ok()) Raise(state.status());
+      o.resume = *state;
+    }
+    if (shuffle_mode == "quasi") {
+      o.shuffle_mode = ShuffleMode::kQuasi;
+    } else if (shuffle_mode != "global") {
+      Raise(absl::InvalidArgumentError(absl::StrCat("shuffle must be True, False, 'global' or "
+                                                    "'quasi', not '", shuffle_mode, "'")));
+    }
     o.grow_ring = grow_ring;
     if (!spec.empty()) {
       auto parsed = ParseSpec(spec);
@@ -197,17 +238,27 @@ class PyLoader {
       loader = ds.ok() ? Loader::Create(*std::move(ds), o) : ds.status();
     }
     if (!loader.ok()) Raise(loader.status());
-    loader_ = *std::move(loader);
+    loader_ = std::shared_ptr<Loader>(*std::move(loader));
+  }
+
+  // The loader, kept alive for the caller even if close() runs meanwhile on
+  // another thread; FAILED_PRECONDITION once closed.
+  std::shared_ptr<Loader> Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (loader_ == nullptr) {
+      Raise(absl::FailedPreconditionError("the loader is closed (close() was called)"));
+    }
+    return loader_;
   }
 
   // (tensors, epoch, rows), or None after the last epoch.
   py::object Next() {
-    if (loader_ == nullptr) Raise(absl::FailedPreconditionError("the loader is closed"));
     for (;;) {
+      std::shared_ptr<Loader> loader = Get();  // re-checked every poll: close() stops us
       absl::StatusOr<Batch> b;
       {
         py::gil_scoped_release release;
-        b = loader_->Next(absl::Milliseconds(100));
+        b = loader->Next(absl::Milliseconds(100));
       }
       if (absl::IsDeadlineExceeded(b.status())) {
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // e.g. KeyboardInterrupt
@@ -223,15 +274,29 @@ class PyLoader {
     }
   }
 
+  // Another thread's next() holds its own reference: the loader is
+  // destroyed when the last user lets go, never under it.
   void Close() {
+    std::shared_ptr<Loader> last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last = std::move(loader_);
+    }
     py::gil_scoped_release release;
-    loader_.reset();
+    last.reset();
   }
+
+  std::string State() const { return Get()->state().ToString(); }
 
   py::dict Stats() const {
     py::dict d;
-    if (loader_ == nullptr) return d;
-    LoaderStats s = loader_->stats();
+    std::shared_ptr<Loader> loader;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      loader = loader_;
+    }
+    if (loader == nullptr) return d;
+    LoaderStats s = loader->stats();
     d["batches"] = s.batches;
     d["records"] = s.records;
     d["bytes"] = s.bytes;
@@ -246,14 +311,22 @@ class PyLoader {
     return d;
   }
 
-  const Loader& loader() const {
-    if (loader_ == nullptr) Raise(absl::FailedPreconditionError("the loader is closed"));
-    return *loader_;
-  }
+  std::shared_ptr<Loader> loader() const { return Get(); }
 
  private:
-  std::unique_ptr<Loader> loader_;
+  mutable std::mutex mu_;  // guards loader_ (the pointer)
+  std::shared_ptr<Loader> loader_;
 };
+
+[[noreturn]] void RefusePickling(const char* what) {
+  PyErr_SetString(PyExc_TypeError,
+                  absl::StrCat("a shardfeed ", what, " cannot be pickled or sent to another "
+                               "process (e.g. torch DataLoader with num_workers > 0): the Loader "
+                               "already reads and decodes in parallel threads and batches; "
+                               "iterate it directly in the training process")
+                      .c_str());
+  throw py::error_already_set();
+}
 
 std::string ConvertJson(const std::string& type, const std::string& input,
                         const std::string& output, const std::string& prefix, int64_t shard_size,
@@ -343,25 +416,31 @@ PYBIND11_MODULE(_shardfeed, m) {
            py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
            py::arg("copy") = py::none())
-      .def("__dlpack_device__", &PyTensor::DlpackDevice);
+      .def("__dlpack_device__", &PyTensor::DlpackDevice)
+      .def("__reduce__", [](const PyTensor&) -> py::object { RefusePickling("Tensor"); });
 
   py::class_<PyLoader>(m, "Loader")
       .def(py::init<const std::vector<std::string>&, const std::string&, const std::string&,
                     int64_t, bool, uint64_t, int64_t, int64_t, bool, int, int, int, int, int, int,
                     bool, bool, const std::vector<std::string>&, int64_t,
-                    const std::map<std::string, std::string>&, bool>())
+                    const std::map<std::string, std::string>&, bool, const std::string&,
+                    const std::string&>())
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::Close)
       .def("stats", &PyLoader::Stats)
-      .def_property_readonly("device", [](const PyLoader& l) { return l.loader().device(); })
+      .def("state", &PyLoader::State)
+      .def("__reduce__", [](const PyLoader&) -> py::object { RefusePickling("Loader"); })
+      .def_property_readonly("device", [](const PyLoader& l) { return l.loader()->device(); })
       .def_property_readonly("device_note",
-                             [](const PyLoader& l) { return l.loader().device_note(); })
-      .def_property_readonly("cache_note", [](const PyLoader& l) { return l.loader().cache_note(); })
+                             [](const PyLoader& l) { return l.loader()->device_note(); })
+      .def_property_readonly("cache_note",
+                             [](const PyLoader& l) { return l.loader()->cache_note(); })
+      .def_property_readonly("path_note", [](const PyLoader& l) { return l.loader()->path_note(); })
       .def_property_readonly("batches_per_epoch",
-                             [](const PyLoader& l) { return l.loader().batches_per_epoch(); })
+                             [](const PyLoader& l) { return l.loader()->batches_per_epoch(); })
       .def_property_readonly("spec",
                              [](const PyLoader& l) {
-                               return shardfeed::SpecToString(l.loader().features());
+                               return shardfeed::SpecToString(l.loader()->features());
                              });
 
   m.def("convert", &ConvertJson);

@@ -80,19 +80,34 @@ class Batch(dict):
 
 
 class Loader:
-    """An iterator of `Batch`es over shards (a folder, manifest.json, glob or list).
+    """An iterable of `Batch`es over shards (a folder, manifest.json, glob or list).
+
+    Epochs as in PyTorch: with the default `epochs=None`, each `iter(loader)`
+    is the next epoch (`for epoch in range(E): for batch in loader: ...`),
+    `len(loader)` is the batches of one epoch for this rank, and
+    `set_epoch(n)` makes the next iteration epoch n (as DistributedSampler).
+    With `epochs=N`, one iteration yields all N epochs (`len` = N epochs);
+    `epochs=0` is one endless iteration (no `len`).
 
     features: dict name -> "uint8[3,32,32]" | "int64" | "float32[2]" | "bytes"
         (or a spec string); default: the schema in the dataset's manifest.json.
+    shuffle: True (a seeded permutation of the whole dataset), "quasi"
+        (shuffled shards and blocks, records mixed within `shuffle_buffer`;
+        for slow storage) or False. Shards without an index or compressed
+        ones stream through a shuffle buffer of `shuffle_buffer` records.
     transforms: dict name -> "chw,float16,cifar10,pad=4,flip" (fused uint8 ->
         normalized NCHW on the device, or on the host with no GPU).
     cache: keep the dataset (or `cache_features`) resident and serve epochs
         from memory (GPU memory when device >= 0).
+    `state_dict()` / `load_state_dict(d)` save and restore the position
+    (a small JSON-serializable dict); see LoaderOptions::resume.
+    A Loader cannot be pickled or used in DataLoader worker processes: it
+    already reads in parallel; iterate it directly.
     Other arguments mirror the C++ LoaderOptions (reader/loader.h).
     """
 
     def __init__(self, paths, *, features=None, split="", batch_size=256, shuffle=True, seed=0,
-                 shuffle_buffer=10000, epochs=1, drop_remainder=False, io_threads=2,
+                 shuffle_buffer=10000, epochs=None, drop_remainder=False, io_threads=2,
                  decode_threads=2, prefetch=3, device=-1, rank=None, world_size=None,
                  skip_corrupt=False, cache=False, cache_features=(), cache_budget_mb=0,
                  transforms=None, grow_ring=True):
@@ -103,29 +118,104 @@ class Loader:
         world_size = env_world if world_size is None else world_size
         if device is None:
             device = -1
-        self._impl = _shardfeed.Loader(
-            [os.fspath(p) for p in paths], split, _spec_string(features), batch_size, shuffle,
-            seed, shuffle_buffer, epochs, drop_remainder, io_threads, decode_threads, prefetch,
-            device, rank, world_size, skip_corrupt, cache, list(cache_features),
-            int(cache_budget_mb * 1000000), dict(transforms or {}), grow_ring)
+        mode = "quasi" if shuffle == "quasi" else "global"
+        if shuffle not in (True, False, "quasi", "global"):
+            raise InvalidArgumentError(f"shuffle must be True, False or 'quasi', not {shuffle!r}")
+        self._epochs = epochs
+        self._args = (
+            [os.fspath(p) for p in paths], split, _spec_string(features), batch_size,
+            bool(shuffle), seed, shuffle_buffer, 0 if epochs is None else epochs, drop_remainder,
+            io_threads, decode_threads, prefetch, device, rank, world_size, skip_corrupt, cache,
+            list(cache_features), int(cache_budget_mb * 1000000), dict(transforms or {}),
+            grow_ring)
+        self._mode = mode
+        self._pid = os.getpid()
+        self._impl = None
+        self._open("")
         self.rank, self.world_size = rank, world_size
 
+    def _open(self, resume):
+        impl = _shardfeed.Loader(*self._args, resume, self._mode)
+        old, self._impl = self._impl, impl
+        if old is not None:
+            old.close()
+        self._pending = None        # (got, state before it): the next epoch's first batch
+        state = _state_to_dict(impl.state())
+        self._next_epoch = state["epoch"]   # what the next iter() yields
+        self._positioned = state["epoch"]   # the C++ loader stands at this epoch's start/resume
+        self._done = False
+        self._cursor = None
+
+    def _live(self):
+        if os.getpid() != self._pid:
+            raise Error("a shardfeed.Loader cannot be used in another process (e.g. a torch "
+                        "DataLoader worker, num_workers > 0): it already reads and decodes in "
+                        "parallel threads; iterate it directly in the training process")
+        if self._impl is None:
+            raise Error("the loader is closed (close() was called)")
+        return self._impl
+
     def __iter__(self):
-        return self
+        impl = self._live()
+        if self._cursor is not None:  # next(loader) started this iteration: go on with it
+            cursor, self._cursor = self._cursor, None
+            return cursor
+        if self._epochs is not None:
+            return _Iteration(self, None)
+        epoch = self._next_epoch
+        if self._positioned != epoch:
+            self.set_epoch(epoch)
+        self._next_epoch = epoch + 1
+        self._positioned = None
+        return _Iteration(self, epoch)
 
     def __next__(self):
-        if self._impl is None:
-            raise StopIteration
-        got = self._impl.next()
-        if got is None:
-            raise StopIteration
-        return Batch(*got)
+        """The next batch of the current iteration (StopIteration at its end; the
+        following call starts the next one)."""
+        self._live()
+        if self._cursor is None:
+            self._cursor = iter(self)
+        try:
+            return next(self._cursor)
+        except StopIteration:
+            self._cursor = None
+            raise
+
+    def __getitem__(self, index):
+        raise TypeError("a shardfeed.Loader is not a map-style dataset: do not wrap it in a "
+                        "torch DataLoader: it already batches and reads in parallel; iterate it "
+                        "directly: `for batch in loader`")
+
+    def set_epoch(self, epoch):
+        """Makes the next iteration epoch `epoch` (from its start)."""
+        impl = self._live()
+        state = _state_to_dict(impl.state())
+        state.update(epoch=int(epoch), position=0, batches=0)
+        self._open(_dict_to_state(state))
+
+    def state_dict(self):
+        """Where the loader stands: a small JSON-serializable dict."""
+        impl = self._live()
+        if self._pending is not None:
+            return _state_to_dict(self._pending[1])
+        return _state_to_dict(impl.state())
+
+    def load_state_dict(self, state):
+        """Continues from `state_dict()` of a loader over the same data and options
+        (world_size may differ: the rest of the epoch is split over the new ranks)."""
+        self._live()
+        self._open(_dict_to_state(state))
+
+    def __reduce__(self):
+        raise TypeError("a shardfeed.Loader cannot be pickled or sent to another process (e.g. "
+                        "torch DataLoader with num_workers > 0): it already reads and decodes in "
+                        "parallel threads; iterate it directly in the training process")
 
     def close(self):
         """Stops every pipeline thread now (also on garbage collection)."""
-        if self._impl is not None:
-            self._impl.close()
-            self._impl = None
+        impl, self._impl = getattr(self, "_impl", None), None
+        if impl is not None:
+            impl.close()
 
     def __enter__(self):
         return self
@@ -140,27 +230,87 @@ class Loader:
             pass
 
     def __len__(self):
-        """Batches per epoch for this rank."""
-        return self._impl.batches_per_epoch
+        """Batches one iteration yields for this rank."""
+        per_epoch = self._live().batches_per_epoch
+        if self._epochs is None:
+            return per_epoch
+        if self._epochs == 0:
+            raise TypeError("epochs=0: one endless iteration has no len()")
+        return per_epoch * self._epochs
 
     @property
     def device(self):
-        return self._impl.device
+        return self._live().device
 
     @property
     def device_note(self):
-        return self._impl.device_note
+        return self._live().device_note
 
     @property
     def cache_note(self):
-        return self._impl.cache_note
+        return self._live().cache_note
+
+    @property
+    def path_note(self):
+        return self._live().path_note
 
     @property
     def spec(self):
-        return self._impl.spec
+        return self._live().spec
 
     def stats(self):
-        return self._impl.stats()
+        return self._live().stats()
+
+
+class _Iteration:
+    """One iteration of a Loader: one epoch (epoch given) or all (None). An
+    error from next() (e.g. every slot held) leaves it usable."""
+
+    def __init__(self, loader, epoch):
+        self._loader, self._epoch, self._finished = loader, epoch, False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        loader = self._loader
+        if self._finished or (self._epoch is None and loader._done):
+            raise StopIteration
+        impl = loader._live()
+        if self._epoch is not None and loader._pending is not None:
+            (got, state), loader._pending = loader._pending, None
+        else:
+            state = impl.state()
+            got = impl.next()
+        if got is None:
+            self._finished = loader._done = True
+            raise StopIteration
+        if self._epoch is not None and got[1] != self._epoch:
+            loader._pending, loader._positioned = (got, state), got[1]
+            self._finished = True
+            raise StopIteration
+        return Batch(*got)
+
+
+_STATE_KEYS = (("seed", "seed"), ("epoch", "epoch"), ("position", "position"),
+               ("batches", "batches"), ("world", "world_size"), ("fp", "fingerprint"))
+
+
+def _state_to_dict(text):
+    fields = dict(part.split("=", 1) for part in text.split()[2:])
+    d = {name: int(fields[key]) for key, name in _STATE_KEYS[:5]}
+    d["fingerprint"] = fields["fp"]
+    d["version"] = 1
+    return d
+
+
+def _dict_to_state(d):
+    try:
+        parts = [f"{key}={int(d[name])}" for key, name in _STATE_KEYS[:5]]
+        parts.append(f"fp={d['fingerprint']}")
+    except (KeyError, TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"not a shardfeed loader state: {d!r} ({e})") from None
+    return "shardfeed-state v1 " + " ".join(parts)
 
 
 def convert(type, input, output, *, prefix="", shard_size=100_000_000, num_shards=0,

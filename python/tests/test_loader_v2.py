@@ -1,0 +1,138 @@
+"""Reader v2 from Python, as a PyTorch user would: each iter() is the next
+epoch, len() is what one iteration yields, set_epoch, state_dict /
+load_state_dict (JSON), close() racing next() on another thread, clear errors
+after close(), and pickling (DataLoader workers) failing at once."""
+import json
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import shardfeed
+
+
+def labels_of(batches):
+    return [np.from_dlpack(b["label"]).copy() for b in batches]
+
+
+def test_each_iter_is_the_next_epoch(cifar):
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=64, seed=1)
+    epochs = []
+    for epoch in range(3):
+        got = [(b.epoch, b.size, np.from_dlpack(b["image"]).copy()) for b in loader]
+        assert len(got) == len(loader) > 0, epoch  # was 0 batches for epochs 1 and 2
+        assert {e for e, _, _ in got} == {epoch}
+        epochs.append(np.concatenate([img for _, _, img in got]))
+    for e in epochs[1:]:  # the same records, in another order
+        assert e.shape == epochs[0].shape
+        assert not np.array_equal(e, epochs[0])
+        key = lambda a: sorted(map(bytes, a.reshape(len(a), -1)))  # noqa: E731
+        assert key(e) == key(epochs[0])
+
+
+def test_len_is_what_one_iteration_yields(cifar):
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=64, epochs=3)
+    assert len(loader) == sum(1 for _ in loader)  # was 10 vs 30
+    assert sum(1 for _ in loader) == 0  # all epochs were delivered
+
+
+def test_set_epoch_matches_a_fresh_loader(cifar):
+    out, _ = cifar
+    fresh = shardfeed.Loader(out, split="train", batch_size=50, seed=4)
+    third = None
+    for _ in range(3):
+        third = labels_of(fresh)
+    loader = shardfeed.Loader(out, split="train", batch_size=50, seed=4)
+    loader.set_epoch(2)
+    got = labels_of(loader)
+    assert len(got) == len(third)
+    for a, b in zip(got, third):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_state_dict_resumes_exactly_and_is_json(cifar):
+    out, _ = cifar
+    kwargs = dict(split="train", batch_size=32, seed=9)
+    full = shardfeed.Loader(out, **kwargs)
+    expected = labels_of(full) + labels_of(full)
+    loader = shardfeed.Loader(out, **kwargs)
+    it = iter(loader)
+    first = [np.from_dlpack(next(it)["label"]).copy() for _ in range(5)]
+    state = json.loads(json.dumps(loader.state_dict()))
+    assert len(json.dumps(state)) < 200
+    loader.close()
+    again = shardfeed.Loader(out, **kwargs)
+    again.load_state_dict(state)
+    rest = labels_of(again) + labels_of(again)
+    assert len(first) + len(rest) == len(expected)
+    for a, b in zip(first + rest, expected):
+        np.testing.assert_array_equal(a, b)
+    other = shardfeed.Loader(out, split="train", batch_size=16, seed=9)
+    with pytest.raises(shardfeed.InvalidArgumentError, match="resume"):
+        other.load_state_dict(state)
+
+
+def test_after_close_every_call_says_closed(cifar):
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=64)
+    loader.close()
+    for call in (lambda: next(loader), lambda: len(loader), lambda: iter(loader),
+                 lambda: loader.state_dict(), lambda: loader.device):
+        with pytest.raises(shardfeed.Error, match="closed"):
+            call()
+
+
+def test_close_while_another_thread_is_in_next(cifar):
+    out, _ = cifar
+    for _ in range(20):
+        loader = shardfeed.Loader(out, split="train", batch_size=8, epochs=0, decode_threads=1)
+        errors = []
+
+        def consume():
+            try:
+                for _ in loader:
+                    pass
+            except shardfeed.Error as e:
+                errors.append(str(e))
+
+        t = threading.Thread(target=consume)
+        t.start()
+        loader.close()  # was a use after free of the C++ loader
+        t.join(timeout=10)
+        assert not t.is_alive()
+        assert all("closed" in e for e in errors)
+
+
+def test_pickling_fails_at_once_with_advice(cifar):
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=64)
+    with pytest.raises(TypeError, match="iterate it directly"):
+        pickle.dumps(loader)
+    batch = next(iter(loader))
+    with pytest.raises(TypeError, match="iterate it directly"):
+        pickle.dumps(batch["image"])
+
+
+def test_dataloader_with_workers_fails_instead_of_hanging(cifar, tmp_path):
+    pytest.importorskip("torch")
+    out, _ = cifar
+    script = tmp_path / "dl.py"
+    script.write_text(textwrap.dedent(f"""
+        import shardfeed, torch
+        loader = shardfeed.Loader({str(out)!r}, split="train", batch_size=64)
+        dl = torch.utils.data.DataLoader(loader, batch_size=None, num_workers=2)
+        try:
+            for b in dl:
+                pass
+        except Exception as e:
+            print("refused:", type(e).__name__, e)
+    """))
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert "refused:" in p.stdout, p.stdout + p.stderr
+    assert "iterate it directly" in p.stdout
