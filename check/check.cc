@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -204,6 +205,10 @@ class ShardChecker {
       if (fold_file_crc_) FoldIntoFileCrc(record.size(), reader->last_stored_data_crc());
       entries_.push_back({reader->last_record_offset(), reader->offset() - reader->last_record_offset()});
       CheckSchema(record, reader->last_record_offset());
+      if (progress_ && reader->file_position() >= progress_at_) {
+        progress_at_ = reader->file_position() + (4 << 20);
+        progress_(reader->file_position());
+      }
     }
     if (result_.damaged) RETURN_IF_ERROR(Rescan());
     result_.records = static_cast<int64_t>(entries_.size());
@@ -214,6 +219,9 @@ class ShardChecker {
 
   ShardResult& result() { return result_; }
   std::vector<CheckProblem>& problems() { return problems_; }
+  // Called while reading with the bytes of the file read so far (every few
+  // MB), so progress advances within one large (e.g. gzip) shard.
+  void set_progress(std::function<void(uint64_t)> progress) { progress_ = std::move(progress); }
 
  private:
   void Add(int64_t offset, std::string what) { problems_.push_back({path_, offset, std::move(what)}); }
@@ -363,6 +371,8 @@ class ShardChecker {
   int schema_problems_ = 0;
   bool fold_file_crc_ = false;
   uint32_t file_crc_ = 0;
+  std::function<void(uint64_t)> progress_;
+  uint64_t progress_at_ = 0;
 };
 
 Schema SampleSchema(const std::string& shard) {
@@ -447,6 +457,15 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       ShardChecker checker(in.shards[i],
                            listed ? manifest_schemas[it->second.second] : other_schema,
                            listed ? &it->second.first : nullptr, /*require_index=*/listed, o);
+      uint64_t reported = 0;  // of this shard's bytes
+      auto advance = [&](uint64_t position) {
+        if (position <= reported) return;
+        const uint64_t done = bytes_done.fetch_add(position - reported) + position - reported;
+        reported = position;
+        std::lock_guard<std::mutex> lock(mu);
+        o.progress(done, total_bytes);
+      };
+      checker.set_progress(advance);
       absl::Status s = checker.Run();
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
@@ -455,9 +474,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       }
       report.shards[i] = std::move(checker.result());
       shard_problems[i] = std::move(checker.problems());
-      uint64_t done = bytes_done.fetch_add(report.shards[i].bytes) + report.shards[i].bytes;
-      std::lock_guard<std::mutex> lock(mu);
-      o.progress(done, total_bytes);
+      advance(report.shards[i].bytes);
     }
   };
   std::vector<std::thread> pool;

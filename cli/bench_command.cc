@@ -19,6 +19,10 @@
 namespace shardfeed::cli {
 namespace {
 
+// Beyond these, a batch or shuffle buffer only exhausts memory.
+constexpr int64_t kMaxBatchSize = 1 << 20;
+constexpr int64_t kMaxShuffleBuffer = 1 << 24;
+
 // Peak resident set size of this process, in MB (ru_maxrss is in KiB).
 double PeakRssMb() {
   struct rusage u;
@@ -58,17 +62,18 @@ int RunBench(int argc, char** argv) {
   bool cache = false;
   std::string cache_features, transforms;
   int64_t cache_budget_mb = 0;
-  flags.AddInt("batch-size", &batch, "records per batch");
-  flags.AddInt("epochs", &epochs, "passes over the data (0: forever)");
+  flags.AddInt("batch-size", &batch, "records per batch", "N", {1, kMaxBatchSize});
+  flags.AddInt("epochs", &epochs, "passes over the data (0: forever)", "N", {0});
   flags.AddInt("seed", &seed, "shuffle seed");
-  flags.AddInt("shuffle-buffer", &buffer, "records in the shuffle buffer");
+  flags.AddInt("shuffle-buffer", &buffer, "records in the shuffle buffer", "N",
+               {0, kMaxShuffleBuffer});
   flags.AddBool("no-shuffle", &no_shuffle, "read in order");
-  flags.AddInt("io-threads", &io, "threads reading shards");
-  flags.AddInt("decode-threads", &decode, "threads decoding records");
-  flags.AddInt("prefetch", &prefetch, "ring slots (>= 2)");
-  flags.AddInt("device", &device, "GPU ordinal, or -1 for host memory");
-  flags.AddInt("rank", &rank, "this process's rank");
-  flags.AddInt("world-size", &world, "number of ranks");
+  flags.AddInt("io-threads", &io, "threads reading shards", "N", {1, kMaxThreads});
+  flags.AddInt("decode-threads", &decode, "threads decoding records", "N", {1, kMaxThreads});
+  flags.AddInt("prefetch", &prefetch, "ring slots (>= 2)", "N", {2, 64});
+  flags.AddInt("device", &device, "GPU ordinal, or -1 for host memory", "N", {-1, 1023});
+  flags.AddInt("rank", &rank, "this process's rank", "N", {0});
+  flags.AddInt("world-size", &world, "number of ranks", "N", {1});
   flags.AddString("spec", &spec, "features, e.g. 'image:uint8[3,32,32],label:int64'", "SPEC");
   flags.AddString("split", &split, "only this split of a manifest (e.g. train)", "NAME");
   flags.AddBool("drop-remainder", &drop, "drop each epoch's last partial batch");
@@ -79,7 +84,8 @@ int RunBench(int argc, char** argv) {
                   "with --cache: only these features resident (e.g. 'label'); the rest stream",
                   "A,B");
   flags.AddInt("cache-budget-mb", &cache_budget_mb,
-               "with --cache: memory the resident table may use (0: 80% of free GPU memory)");
+               "with --cache: memory the resident table may use (0: 80% of free GPU memory)",
+               "MB", {0, int64_t{1} << 30});
   flags.AddString("transform", &transforms,
                   "fused image transforms, ';'-separated, e.g. "
                   "'image=chw,float16,cifar10,pad=4,flip' (layout chw|hwc; float32|float16|"
@@ -94,6 +100,10 @@ int RunBench(int argc, char** argv) {
     return kExitOk;
   }
   if (paths.empty()) return ReportError("bench", absl::InvalidArgumentError("no DATASET given"));
+  if (!cache && (!cache_features.empty() || cache_budget_mb != 0)) {
+    return ReportError("bench", absl::InvalidArgumentError(
+                                    "--cache-features and --cache-budget-mb need --cache"));
+  }
   if (!spec.empty()) {
     auto parsed = ParseSpec(spec);
     if (!parsed.ok()) return ReportError("bench", parsed.status());
@@ -126,6 +136,15 @@ int RunBench(int argc, char** argv) {
   }
   auto ds = Dataset::Open(paths, split);
   if (!ds.ok()) return ReportError("bench", ds.status());
+  // A batch larger than a rank's share of the dataset only allocates memory
+  // for rows that never fill.
+  const int64_t per_rank = std::max<int64_t>(1, ds->total_records() / o.world_size);
+  if (o.batch_size > per_rank) {
+    std::fprintf(stderr, "note: --batch-size %lld is more than the %lld records per rank; using %lld\n",
+                 static_cast<long long>(o.batch_size), static_cast<long long>(per_rank),
+                 static_cast<long long>(per_rank));
+    o.batch_size = per_rank;
+  }
   auto loader = Loader::Create(*std::move(ds), o);
   if (!loader.ok()) return ReportError("bench", loader.status());
   if (!(*loader)->device_note().empty()) {
@@ -152,7 +171,7 @@ int RunBench(int argc, char** argv) {
       AddBatch(*b, (*loader)->features(), &fp);
     }
     LoaderStats s = (*loader)->stats();
-    line.Update("bench", s.batches, total, s.bytes);
+    line.Update("bench", s.batches, total, s.bytes, "batches");
   }
   line.Finish();
   const LoaderStats s = (*loader)->stats();

@@ -35,7 +35,8 @@ int RunCheck(int argc, char** argv) {
   flags.AddBool("json", &json, "print the report as one JSON document on stdout");
   flags.AddString("salvage", &salvage, "write the good records of damaged shards here", "OUTDIR");
   flags.AddBool("overwrite", &overwrite, "let --salvage replace files in OUTDIR");
-  flags.AddInt("threads", &threads, "shards checked in parallel (0: one per core)");
+  flags.AddInt("threads", &threads, "shards checked in parallel (0: one per core)", "N",
+               {0, kMaxThreads});
   flags.AddBool("quiet", &quiet, "print only problems (no summary)");
   std::vector<std::string> paths;
   if (absl::Status s = flags.Parse(argc, argv, &paths); !s.ok()) return ReportError("check", s);
@@ -52,7 +53,7 @@ int RunCheck(int argc, char** argv) {
   o.salvage_dir = salvage;
   o.overwrite = overwrite;
   ProgressLine line;
-  o.progress = [&line](uint64_t done, uint64_t total) { line.Update("check", done, total, done); };
+  o.progress = [&line](uint64_t done, uint64_t total) { line.UpdateBytes("check", done, total); };
   auto report = Check(paths, o);
   line.Finish();
   if (!report.ok()) return ReportError("check", report.status());

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
@@ -13,32 +12,6 @@
 #include "converter/convert.h"
 
 namespace shardfeed::cli {
-namespace {
-
-// "100MB", "1.5GB", "64KiB", "4096".
-absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
-  static const std::pair<const char*, double> kUnits[] = {
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"kB", 1e3}, {"KB", 1e3},
-      {"MB", 1e6},     {"GB", 1e9},        {"K", 1e3},            {"M", 1e6},  {"G", 1e9},
-      {"B", 1.0}};
-  double scale = 1;
-  std::string number = text;
-  for (const auto& [suffix, s] : kUnits) {
-    std::string suf = suffix;
-    if (number.size() > suf.size() && number.compare(number.size() - suf.size(), suf.size(), suf) == 0) {
-      number.resize(number.size() - suf.size());
-      scale = s;
-      break;
-    }
-  }
-  double v;
-  if (!absl::SimpleAtod(number, &v) || v <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("bad size '", text, "' (e.g. 100MB, 1GiB)"));
-  }
-  return static_cast<uint64_t>(v * scale);
-}
-
-}  // namespace
 
 int RunConvert(int argc, char** argv) {
   FlagParser flags(
@@ -59,17 +32,26 @@ int RunConvert(int argc, char** argv) {
   std::string input, output, prefix, shard_size = "100MB", compression = "none",
                                      validation_from;
   int64_t num_shards = 0, seed = 42, threads = 0, level = -1;
-  bool no_shuffle = false, overwrite = false, strict = false, json = false, quiet = false;
+  bool no_shuffle = false, overwrite = false, strict = false, json = false, quiet = false,
+       allow_small = false;
   flags.AddString("input", &input, "the dataset to convert", "IN");
   flags.AddString("output", &output, "the output directory (created if missing)", "DIR");
   flags.AddString("prefix", &prefix, "shard name prefix (default: the split name)", "NAME");
-  flags.AddString("shard-size", &shard_size, "target shard size", "SIZE");
-  flags.AddInt("num-shards", &num_shards, "exactly N shards per split (overrides --shard-size)");
+  flags.AddString("shard-size", &shard_size,
+                  "target shard size (B, kB, MB, GB, KiB, MiB, GiB; any case)", "SIZE");
+  flags.AddBool("allow-small-shards", &allow_small,
+                "accept a --shard-size below 100 kB (a file per few records)");
+  flags.AddInt("num-shards", &num_shards,
+               "exactly N shards per split (overrides --shard-size; a split with fewer\n"
+               "                            records gets one shard per record, and a warning)",
+               "N", {0, kMaxNumShards});
   flags.AddInt("seed", &seed, "seed of the shuffle");
   flags.AddBool("no-shuffle", &no_shuffle, "keep the input order");
   flags.AddString("compression", &compression, "none, zlib or gzip (shards get .gz)", "TYPE");
-  flags.AddInt("compression-level", &level, "zlib level 0..9, -1 for zlib's default");
-  flags.AddInt("threads", &threads, "threads building records (0: one per core)");
+  flags.AddInt("compression-level", &level, "zlib level 0..9, -1 for zlib's default", "N",
+               {-1, 9});
+  flags.AddInt("threads", &threads, "threads building records (0: one per core)", "N",
+               {0, kMaxThreads});
   flags.AddString("validation-from", &validation_from,
                   "CIFAR: split this training batch off as 'validation' (e.g. data_batch_5,\n"
                   "                            as TensorFlow's CIFAR-10 script does)",
@@ -94,9 +76,10 @@ int RunConvert(int argc, char** argv) {
   o.input = input;
   o.output_dir = output;
   o.prefix = prefix;
-  auto size = ParseSize(shard_size);
+  auto size = ParseByteSize(shard_size);
   if (!size.ok()) return ReportError("convert", size.status());
   o.shard_size = *size;
+  o.allow_small_shards = allow_small;
   o.num_shards = num_shards;
   o.shuffle = !no_shuffle;
   o.seed = static_cast<uint64_t>(seed);

@@ -1,4 +1,6 @@
 // shardfeed copy: re-encodes records into one new file, verifying every CRC.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -6,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/progress.h"
 #include "record/index.h"
 #include "record/record_reader.h"
 #include "record/record_writer.h"
@@ -14,16 +17,33 @@
 namespace shardfeed::cli {
 namespace {
 
+uint64_t TotalFileBytes(const std::vector<std::string>& paths) {
+  uint64_t total = 0;
+  for (const std::string& p : paths) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
+  }
+  return total;
+}
+
+// Progress is in bytes of the inputs on disk, advancing within each file;
+// Ctrl-C stops between records (the writer removes its temporary).
 absl::Status CopyAll(const std::vector<std::string>& inputs, RecordWriter* writer) {
+  ProgressLine line;
+  const uint64_t total = TotalFileBytes(inputs);
+  uint64_t done_before = 0;  // bytes of the inputs already copied
   for (const std::string& input : inputs) {
     ASSIGN_OR_RETURN(auto reader, RecordReader::Open(input));
     absl::string_view record;
     for (;;) {
+      if (Interrupted()) return absl::CancelledError("interrupted");
       absl::Status s = reader->ReadRecord(&record);
       if (absl::IsOutOfRange(s)) break;
       RETURN_IF_ERROR(s);
       RETURN_IF_ERROR(writer->WriteRecord(record));
+      line.UpdateBytes("copy", done_before + reader->file_position(), total);
     }
+    done_before += reader->file_size();
   }
   return absl::OkStatus();
 }
@@ -41,7 +61,8 @@ int RunCopy(int argc, char** argv) {
   bool overwrite = false, index = false;
   flags.AddString("output", &output, "the file to write (required)", "OUT");
   flags.AddString("compression", &compression, "none, zlib or gzip", "TYPE");
-  flags.AddInt("compression-level", &level, "zlib level 0..9, -1 for zlib's default", "N");
+  flags.AddInt("compression-level", &level, "zlib level 0..9, -1 for zlib's default", "N",
+               {-1, 9});
   flags.AddBool("overwrite", &overwrite, "replace OUT if it exists");
   flags.AddBool("index", &index,
                 "also write OUT.index (for ZLIB/GZIP: offsets in the decompressed\n"
@@ -68,6 +89,7 @@ int RunCopy(int argc, char** argv) {
   options.overwrite = overwrite;
   auto writer = RecordWriter::Create(output, options);
   if (!writer.ok()) return ReportError("copy", writer.status());
+  InstallInterruptHandler();
   absl::Status s = CopyAll(inputs, writer->get());
   if (!s.ok()) return ReportError("copy", s);  // the writer removes its temporary
   const std::vector<IndexEntry> entries = (*writer)->index();

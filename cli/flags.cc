@@ -1,28 +1,31 @@
 #include "cli/flags.h"
 
+#include <cstring>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace shardfeed::cli {
 
 void FlagParser::AddBool(const std::string& name, bool* value, const std::string& help) {
-  flags_.push_back({name, Kind::kBool, value, help, "", ""});
+  flags_.push_back({name, Kind::kBool, value, help, "", "", {}});
 }
 
 void FlagParser::AddString(const std::string& name, std::string* value,
                            const std::string& help, const std::string& value_name) {
-  flags_.push_back({name, Kind::kString, value, help, value_name, *value});
+  flags_.push_back({name, Kind::kString, value, help, value_name, *value, {}});
 }
 
 void FlagParser::AddInt(const std::string& name, int64_t* value, const std::string& help,
-                        const std::string& value_name) {
-  flags_.push_back({name, Kind::kInt, value, help, value_name, absl::StrCat(*value)});
+                        const std::string& value_name, IntRange range) {
+  flags_.push_back({name, Kind::kInt, value, help, value_name, absl::StrCat(*value), range});
 }
 
 void FlagParser::AddDouble(const std::string& name, double* value, const std::string& help,
                            const std::string& value_name) {
-  flags_.push_back({name, Kind::kDouble, value, help, value_name, absl::StrCat(*value)});
+  flags_.push_back({name, Kind::kDouble, value, help, value_name, absl::StrCat(*value), {}});
 }
 
 const FlagParser::Flag* FlagParser::Find(const std::string& name) const {
@@ -31,6 +34,24 @@ const FlagParser::Flag* FlagParser::Find(const std::string& name) const {
   }
   return nullptr;
 }
+
+namespace {
+
+absl::Status OutOfRange(const std::string& name, const IntRange& r, const std::string& text) {
+  constexpr IntRange kAll;
+  std::string range;
+  if (r.max == kAll.max) {
+    range = absl::StrCat(">= ", r.min);
+  } else if (r.min == kAll.min) {
+    range = absl::StrCat("<= ", r.max);
+  } else {
+    range = absl::StrCat("between ", r.min, " and ", r.max);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, " must be ", range, ", not ", text));
+}
+
+}  // namespace
 
 absl::Status FlagParser::Set(const Flag& flag, const std::string& text) {
   switch (flag.kind) {
@@ -47,12 +68,16 @@ absl::Status FlagParser::Set(const Flag& flag, const std::string& text) {
     case Kind::kString:
       *static_cast<std::string*>(flag.value) = text;
       return absl::OkStatus();
-    case Kind::kInt:
-      if (!absl::SimpleAtoi(text, static_cast<int64_t*>(flag.value))) {
+    case Kind::kInt: {
+      int64_t v;
+      if (!absl::SimpleAtoi(text, &v)) {
         return absl::InvalidArgumentError(
             absl::StrCat("--", flag.name, " takes an integer, not '", text, "'"));
       }
+      if (v < flag.range.min || v > flag.range.max) return OutOfRange(flag.name, flag.range, text);
+      *static_cast<int64_t*>(flag.value) = v;
       return absl::OkStatus();
+    }
     case Kind::kDouble:
       if (!absl::SimpleAtod(text, static_cast<double*>(flag.value))) {
         return absl::InvalidArgumentError(
@@ -134,6 +159,32 @@ std::string FlagParser::Help() const {
                   "\nExit status: 0 success, 1 a data problem was found (corrupt or "
                   "invalid input), 2 usage or I/O error.\n");
   return out;
+}
+
+
+absl::StatusOr<uint64_t> ParseByteSize(const std::string& text) {
+  static const std::pair<const char*, double> kUnits[] = {
+      {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+      {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},           {"tb", 1e12},
+      {"k", 1e3},      {"m", 1e6},         {"g", 1e9},            {"t", 1e12},
+      {"b", 1.0}};
+  std::string number = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  double scale = 1;
+  for (const auto& [suffix, s] : kUnits) {
+    if (absl::EndsWith(number, suffix)) {
+      number.resize(number.size() - std::strlen(suffix));
+      scale = s;
+      break;
+    }
+  }
+  double v = 0;
+  const bool parsed = absl::SimpleAtod(absl::StripAsciiWhitespace(number), &v);
+  // !(v > 0) also refuses nan; the bound refuses inf.
+  if (!parsed || !(v > 0) || v * scale >= 9.2e18) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad size '", text, "' (a positive size such as 100MB, 64KiB, 1.5GB)"));
+  }
+  return static_cast<uint64_t>(v * scale);
 }
 
 }  // namespace shardfeed::cli

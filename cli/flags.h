@@ -12,12 +12,25 @@
 #define SHARDFEED_CLI_FLAGS_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace shardfeed::cli {
+
+// The values an integer flag accepts; Parse() refuses others, naming the
+// flag and the range.
+struct IntRange {
+  int64_t min = std::numeric_limits<int64_t>::min();
+  int64_t max = std::numeric_limits<int64_t>::max();
+};
+
+// The most threads any --threads style flag accepts: more only exhausts the
+// process's thread and memory limits (std::system_error), never helps.
+inline constexpr int64_t kMaxThreads = 1024;
 
 class FlagParser {
  public:
@@ -29,7 +42,7 @@ class FlagParser {
   void AddString(const std::string& name, std::string* value, const std::string& help,
                  const std::string& value_name = "VALUE");
   void AddInt(const std::string& name, int64_t* value, const std::string& help,
-              const std::string& value_name = "N");
+              const std::string& value_name = "N", IntRange range = {});
   void AddDouble(const std::string& name, double* value, const std::string& help,
                  const std::string& value_name = "X");
 
@@ -50,6 +63,7 @@ class FlagParser {
     std::string help;
     std::string value_name;
     std::string default_text;
+    IntRange range;
   };
   const Flag* Find(const std::string& name) const;
   absl::Status Set(const Flag& flag, const std::string& text);
@@ -59,6 +73,12 @@ class FlagParser {
   std::vector<Flag> flags_;
   bool help_requested_ = false;
 };
+
+// A byte count: a positive number with an optional unit, in any case:
+// B, K/KB (1000), KiB (1024), M/MB, MiB, G/GB, GiB, T/TB, TiB ("100MB",
+// "100mb", "1.5GiB", "4096"). INVALID_ARGUMENT for anything else (nan, inf,
+// zero, negative, or more than 2^63 bytes).
+absl::StatusOr<uint64_t> ParseByteSize(const std::string& text);
 
 }  // namespace shardfeed::cli
 

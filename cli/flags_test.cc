@@ -61,5 +61,44 @@ TEST(FlagParser, HelpListsFlagsWithDefaults) {
   EXPECT_NE(std::string::npos, help.find("Exit status"));
 }
 
+TEST(FlagParser, RefusesIntegersOutOfRange) {
+  FlagParser p("u", "d");
+  int64_t threads = 0, epochs = 1;
+  p.AddInt("threads", &threads, "", "N", {0, kMaxThreads});
+  p.AddInt("epochs", &epochs, "", "N", {0});
+  std::vector<std::string> pos;
+  absl::Status s = ParseArgs(p, {"--threads", "100000"}, &pos);
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, s.code());
+  EXPECT_EQ("--threads must be between 0 and 1024, not 100000", s.message());
+  s = ParseArgs(p, {"--epochs=-1"}, &pos);
+  EXPECT_EQ("--epochs must be >= 0, not -1", s.message());
+  EXPECT_EQ(1, epochs);
+  ASSERT_TRUE(ParseArgs(p, {"--threads", "1024", "--epochs", "0"}, &pos).ok());
+  EXPECT_EQ(1024, threads);
+  EXPECT_EQ(0, epochs);
+}
+
+TEST(ParseByteSize, AcceptsUnitsInAnyCase) {
+  for (const char* text : {"100MB", "100mb", "100Mb", "100mB", "100M", "100m", "1e8", "0.1GB"}) {
+    auto v = ParseByteSize(text);
+    ASSERT_TRUE(v.ok()) << text << ": " << v.status();
+    EXPECT_EQ(100000000u, *v) << text;
+  }
+  EXPECT_EQ(65536u, *ParseByteSize("64KiB"));
+  EXPECT_EQ(65536u, *ParseByteSize("64kib"));
+  EXPECT_EQ(1536u * 1024 * 1024, *ParseByteSize("1.5GiB"));
+  EXPECT_EQ(4096u, *ParseByteSize("4096"));
+  EXPECT_EQ(16u, *ParseByteSize("16b"));
+  EXPECT_EQ(2000000000000u, *ParseByteSize("2TB"));
+}
+
+TEST(ParseByteSize, RefusesWhatIsNotASize) {
+  for (const char* text : {"nan", "NaN", "nanMB", "inf", "infGB", "-1MB", "0", "0MB", "", "MB",
+                           "ten", "100 XB", "1e30", "100MBB"}) {
+    auto v = ParseByteSize(text);
+    EXPECT_EQ(absl::StatusCode::kInvalidArgument, v.status().code()) << text;
+  }
+}
+
 }  // namespace
 }  // namespace shardfeed::cli

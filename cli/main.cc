@@ -1,6 +1,9 @@
 // shardfeed: one binary, several subcommands (see Usage below).
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <system_error>
 
 #include "cli/command.h"
 #include "cli/version.h"
@@ -35,6 +38,23 @@ void PrintUsage(std::FILE* out) {
                "Exit status: 0 success, 1 a data problem was found, 2 usage or I/O error.\n");
 }
 
+// The last line of defence for "no std::terminate": commands report errors
+// as absl::Status, but the standard library throws when memory or threads
+// run out; say so and exit 2 instead of aborting.
+int RunGuarded(const Subcommand& c, int argc, char** argv) {
+  try {
+    return c.run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "shardfeed %s: out of memory (try smaller batches, fewer threads)\n",
+                 c.name);
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "shardfeed %s: out of system resources: %s\n", c.name, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardfeed %s: %s\n", c.name, e.what());
+  }
+  return kExitUsageOrIo;
+}
+
 }  // namespace
 }  // namespace shardfeed::cli
 
@@ -56,7 +76,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   for (const Subcommand& c : kSubcommands) {
-    if (!std::strcmp(command, c.name)) return c.run(argc - 2, argv + 2);
+    if (!std::strcmp(command, c.name)) return RunGuarded(c, argc - 2, argv + 2);
   }
   std::fprintf(stderr, "shardfeed: unknown command '%s'\n\n", command);
   PrintUsage(stderr);

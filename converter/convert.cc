@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <random>
 #include <regex>
@@ -70,6 +71,33 @@ struct PendingShard {
   ShardInfo info;
 };
 
+// Cancellation: the converting thread polls ConvertOptions::cancelled (at
+// most every 10 ms: it may take a lock, e.g. Python's GIL); record builders
+// on worker threads read the flag only.
+class CancelPoll {
+ public:
+  explicit CancelPoll(const std::function<bool()>& cancelled) : cancelled_(cancelled) {}
+  bool Poll() {
+    if (seen()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(10)) return false;
+    last_ = now;
+    if (cancelled_()) flag_.store(true, std::memory_order_relaxed);
+    return seen();
+  }
+  bool seen() const { return flag_.load(std::memory_order_relaxed); }
+
+ private:
+  const std::function<bool()>& cancelled_;
+  std::chrono::steady_clock::time_point last_{};
+  std::atomic<bool> flag_{false};
+};
+
+// --num-shards for a split of `records`: never an empty shard.
+uint64_t ShardsWanted(const ConvertOptions& o, uint64_t records) {
+  return std::min<uint64_t>(static_cast<uint64_t>(o.num_shards), records);
+}
+
 // Writes one split's shards under temporary names.
 class SplitWriter {
  public:
@@ -110,7 +138,7 @@ class SplitWriter {
   absl::Status StartShard() {
     if (writer_ != nullptr) RETURN_IF_ERROR(CloseShard());
     int64_t k = shard_count_++;
-    if (o_.num_shards > 0) next_boundary_ = (k + 1) * records_ / o_.num_shards;
+    if (o_.num_shards > 0) next_boundary_ = (k + 1) * records_ / ShardsWanted(o_, records_);
     RecordWriterOptions wo;
     wo.compression = o_.compression;
     wo.compression_level = o_.compression_level;
@@ -174,9 +202,17 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   if (o.output_dir.empty()) return absl::InvalidArgumentError("--output is required");
   if (o.input.empty()) return absl::InvalidArgumentError("--input is required");
-  if (o.num_shards < 0) return absl::InvalidArgumentError("--num-shards must be >= 0");
+  if (o.num_shards < 0 || o.num_shards > kMaxNumShards) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-shards must be between 0 and ", kMaxNumShards));
+  }
   if (o.num_shards == 0 && o.shard_size < kRecordOverhead) {
     return absl::InvalidArgumentError("--shard-size is too small");
+  }
+  if (o.num_shards == 0 && o.shard_size < kMinShardSize && !o.allow_small_shards) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shard-size ", o.shard_size, " bytes would write a file per few records; shards of "
+        "~100 MB read best (use --allow-small-shards below 100 kB)"));
   }
   if (o.compression == Compression::kAuto) {
     return absl::InvalidArgumentError("compression must be none, zlib or gzip");
@@ -219,6 +255,7 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
       o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   ConvertProgress progress;
   progress.records_total = total;
+  CancelPoll cancel(o.cancelled);
   for (size_t s = 0; s < splits.size(); ++s) {
     const uint64_t n = source->num_samples(s);
     if (n == 0) continue;
@@ -232,21 +269,25 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
         [&](size_t c) -> absl::StatusOr<std::vector<std::string>> {
           std::vector<std::string> records;
           for (size_t i = c * kChunk; i < std::min<uint64_t>(n, (c + 1) * kChunk); ++i) {
+            if (cancel.seen()) return absl::CancelledError("interrupted");
             ASSIGN_OR_RETURN(std::string r, source->BuildRecord(s, order[i]));
             records.push_back(std::move(r));
           }
           return records;
         },
         [&](size_t, std::vector<std::string>& records) -> absl::Status {
+          // Per record: a chunk of large records takes seconds to compress,
+          // and Ctrl-C must stop within one record's time.
           for (const std::string& r : records) {
+            if (cancel.Poll()) return absl::CancelledError("interrupted");
             RETURN_IF_ERROR(writer.Add(r));
             progress.bytes_written += r.size();
+            ++progress.records_done;
+            o.progress(progress);
           }
-          progress.records_done += records.size();
-          o.progress(progress);
           return absl::OkStatus();
         },
-        o.cancelled));
+        [&cancel] { return cancel.Poll(); }));
     RETURN_IF_ERROR(writer.Finish());
   }
 
@@ -311,6 +352,14 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   ConvertSummary summary;
   summary.manifest = std::move(m);
   summary.warnings = source->warnings();
+  for (size_t s = 0; s < splits.size(); ++s) {
+    const uint64_t n = source->num_samples(s);
+    if (o.num_shards > 0 && n > 0 && static_cast<uint64_t>(o.num_shards) > n) {
+      summary.warnings.push_back(absl::StrCat("split '", splits[s], "' has ", n,
+                                              " records: wrote ", n, " shards (one record each), "
+                                              "not --num-shards ", o.num_shards));
+    }
+  }
   if (!leftovers.empty()) {
     summary.warnings.push_back(absl::StrCat(
         "removed ", leftovers.size(), " temporary file(s) an interrupted run left in ",

@@ -36,6 +36,12 @@ struct ConvertProgress {
   uint64_t bytes_written = 0;  // uncompressed record bytes
 };
 
+// A shard smaller than this is almost certainly a mistake (--shard-size 16
+// wrote a file per record); ConvertOptions::allow_small_shards forces it.
+inline constexpr uint64_t kMinShardSize = 100'000;
+// Five digits in PREFIX-NNNNN-of-NNNNN.
+inline constexpr int64_t kMaxNumShards = 99'999;
+
 struct ConvertOptions {
   std::string type;    // cifar10, cifar100, mnist, image-folder, files
   std::string input;   // folder, .tar.gz, glob or @list
@@ -46,8 +52,11 @@ struct ConvertOptions {
   // Target shard size in bytes (a shard exceeds it only by its last record);
   // measured on uncompressed records. Default: 100 MB.
   uint64_t shard_size = 100'000'000;
-  // If > 0: exactly this many shards per split (records split evenly),
-  // overriding shard_size.
+  // Below kMinShardSize, shard_size is refused unless this is set.
+  bool allow_small_shards = false;
+  // If > 0: this many shards per split (records split evenly), overriding
+  // shard_size; a split with fewer records gets one shard per record (and a
+  // warning in the summary). At most kMaxNumShards.
   int64_t num_shards = 0;
   bool shuffle = true;
   uint64_t seed = 42;
@@ -57,9 +66,10 @@ struct ConvertOptions {
   bool overwrite = false;
   bool strict = false;
   std::string validation_from;  // CIFAR: e.g. "data_batch_5"
-  // Polled while converting; returning true cancels (CANCELLED).
+  // Polled while converting (between records); returning true cancels
+  // (CANCELLED) within about one record's time.
   std::function<bool()> cancelled = [] { return false; };
-  // Called on the converting thread after each chunk of records.
+  // Called on the converting thread after each record written.
   std::function<void(const ConvertProgress&)> progress = [](const ConvertProgress&) {};
 };
 

@@ -5,6 +5,9 @@
 //
 // The first error (from produce or consume), or cancel() returning true,
 // stops the workers promptly; Run() returns that error after joining them.
+// cancel() is called on the calling thread only. If the process cannot start
+// `threads` threads, those that started do the work (RESOURCE_EXHAUSTED if
+// none could).
 #ifndef SHARDFEED_CONVERTER_ORDERED_PIPELINE_H_
 #define SHARDFEED_CONVERTER_ORDERED_PIPELINE_H_
 
@@ -12,11 +15,14 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 
 namespace shardfeed {
 
@@ -52,8 +58,21 @@ absl::Status RunOrderedPipeline(size_t n, int threads, size_t window,
       cv.notify_all();
     }
   };
+  // A thread that cannot be started (the process's limit) is not fatal:
+  // the pipeline runs with those that started, or fails without any.
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  std::string thread_error;
+  for (int t = 0; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      thread_error = e.what();
+      break;
+    }
+  }
+  if (pool.empty()) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start a thread: ", thread_error));
+  }
 
   absl::Status status;
   for (size_t i = 0; i < n && status.ok(); ++i) {

@@ -15,12 +15,22 @@ namespace {
 class FileInputStream : public InputStream {
  public:
   explicit FileInputStream(std::unique_ptr<ReadableFile> file) : file_(std::move(file)) {}
-  absl::StatusOr<size_t> Read(char* dst, size_t n) override { return file_->Read(dst, n); }
-  absl::Status Rewind() override { return file_->Seek(0); }
-  absl::Status Seek(uint64_t offset) override { return file_->Seek(offset); }
+  absl::StatusOr<size_t> Read(char* dst, size_t n) override {
+    absl::StatusOr<size_t> got = file_->Read(dst, n);
+    if (got.ok()) position_ += *got;
+    return got;
+  }
+  absl::Status Rewind() override { return Seek(0); }
+  absl::Status Seek(uint64_t offset) override {
+    absl::Status s = file_->Seek(offset);
+    if (s.ok()) position_ = offset;
+    return s;
+  }
+  uint64_t file_position() const override { return position_; }
 
  private:
   std::unique_ptr<ReadableFile> file_;
+  uint64_t position_ = 0;
 };
 
 // Inflates a zlib or gzip stream. Multi-member gzip files (concatenated
@@ -91,6 +101,8 @@ class InflateInputStream : public InputStream {
   absl::Status Seek(uint64_t) override {
     return absl::UnimplementedError("compressed streams cannot seek");
   }
+
+  uint64_t file_position() const override { return CompressedOffset(); }
 
  private:
   static constexpr size_t kInputBufferSize = 1 << 20;

@@ -26,6 +26,9 @@ class InputStream {
   // For an uncompressed file: moves to `offset`. Compressed streams answer
   // UNIMPLEMENTED (callers skip forward by reading instead).
   virtual absl::Status Seek(uint64_t offset) = 0;
+  // Bytes of the file consumed so far, for progress (for a compressed
+  // stream: up to the compressed data decoded so far).
+  virtual uint64_t file_position() const = 0;
 };
 
 // Opens `file` (owned) as a stream of the given compression (not kAuto).

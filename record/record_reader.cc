@@ -65,6 +65,8 @@ absl::StatusOr<size_t> RecordReader::Ensure(size_t n) {
   return std::min(n, end_ - pos_);
 }
 
+uint64_t RecordReader::file_position() const { return stream_->file_position(); }
+
 absl::Status RecordReader::ReadRecord(absl::string_view* record) {
   const uint64_t start = offset_;
   ASSIGN_OR_RETURN(size_t have, Ensure(kRecordHeaderSize));

@@ -79,6 +79,9 @@ class RecordReader {
   const std::string& path() const { return path_; }
   // Size of the file on disk (compressed size for compressed files).
   uint64_t file_size() const { return file_size_; }
+  // Bytes of the file on disk read so far (compressed bytes for compressed
+  // files; read ahead of the records returned): for progress within a file.
+  uint64_t file_position() const;
 
  private:
   RecordReader(std::string path, std::unique_ptr<InputStream> stream,

@@ -48,6 +48,11 @@ check "copy --index to zlib" "$SF" copy "$DATA/tfx_cifar10_test_tiny.tfrecord" -
 cp "$TMP/z.zlib" "$TMP/z2.zlib" && "$SF" index "$TMP/z2.zlib" >/dev/null
 check "zlib copy's index equals shardfeed index's" cmp -s "$TMP/z.zlib.index" "$TMP/z2.zlib.index"
 
+# copy shows progress (forced on: stderr is not a terminal here), in bytes.
+SHARDFEED_PROGRESS=1 "$SF" copy "$TMP/a.gz" --output "$TMP/p.tfrecord" 2>"$TMP/p.err"
+check "copy shows progress" grep -q "copy: [0-9.]* [kMG]*B/[0-9.]* [kMG]*B" "$TMP/p.err"
+check "copy --compression-level 10 refused" test "$(exit_code "$SF" copy "$TMP/a.gz" --output "$TMP/q.gz" --compression gzip --compression-level 10)" -eq 2
+
 # index: DALI format, identical to what copy --index wrote.
 cp "$DATA/tfx_cifar10_test_tiny.tfrecord" "$TMP/d.tfrecord"
 check "index" "$SF" index "$TMP/d.tfrecord"

@@ -104,6 +104,43 @@ check "a shard that cannot be created exits 2" test "$(exit_code "$SF" convert c
 check "the error names the folder and shard, not the hidden temporary" grep -q "$TMP/long (shard $long-t[a-z]*-00000): cannot create: File name too long" "$TMP/last.err"
 check "the error does not show the temporary" test -z "$(grep -e '\.partial' -e '\.tmp-' "$TMP/last.err")"
 
+# --- Every flag checked (issue 14): exit 2 with a message, never an abort ----
+check "--threads 100000 refused" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f1" --threads 100000)" -eq 2
+check "--threads message" grep -q -- "--threads must be between 0 and 1024, not 100000" "$TMP/last.err"
+check "--shard-size nan refused" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f1" --shard-size nan)" -eq 2
+check "--shard-size 16 refused" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f1" --shard-size 16)" -eq 2
+check "says how to force it" grep -q -- "--allow-small-shards" "$TMP/last.err"
+check "nothing written for refused flags" test ! -e "$TMP/f1"
+check "--shard-size 100mb accepted" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f2" --shard-size 100mb --quiet
+check "--shard-size 100Mb accepted" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f3" --shard-size 100Mb --quiet
+check "any case, same shards" diff -r "$TMP/f2" "$TMP/f3"
+check "--allow-small-shards forces it" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f4" --shard-size 20kB --allow-small-shards --quiet
+check "small shards written" test "$(ls "$TMP"/f4/test-*.tfrecord | wc -l)" -ge 10
+check "--num-shards above a split's records" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/f5" --num-shards 150)" -eq 0
+check "says what happened" grep -q "split 'test' has 100 records: wrote 100 shards (one record each), not --num-shards 150" "$TMP/last.err"
+check "one shard per test record" test -e "$TMP/f5/test-00099-of-00100.tfrecord"
+check "150 train shards" test -e "$TMP/f5/train-00149-of-00150.tfrecord"
+check "bench --batch-size 10000000 refused" test "$(exit_code timeout 60 "$SF" bench "$TMP/a" --batch-size 10000000)" -eq 2
+check "bench --batch-size message" grep -q -- "--batch-size must be between 1 and" "$TMP/last.err"
+check "bench --epochs -1 refused" test "$(exit_code timeout 60 "$SF" bench "$TMP/a" --epochs -1)" -eq 2
+check "bench --decode-threads -3 refused" test "$(exit_code timeout 60 "$SF" bench "$TMP/a" --decode-threads -3)" -eq 2
+check "bench --io-threads 100000 refused" test "$(exit_code timeout 60 "$SF" bench "$TMP/a" --io-threads 100000)" -eq 2
+check "bench --cache-features without --cache refused" test "$(exit_code timeout 60 "$SF" bench "$TMP/a" --cache-features label)" -eq 2
+check "bench: a batch larger than the data is bounded" test "$(exit_code timeout 60 "$SF" bench "$TMP/a" --split test --batch-size 1000000)" -eq 0
+check "bench says so" grep -q "note: --batch-size 1000000 is more than the 100 records per rank; using 100" "$TMP/last.err"
+check "check --threads 100000 refused" test "$(exit_code "$SF" check "$TMP/a" --threads 100000)" -eq 2
+
+# --- Progress (forced on: stderr is not a terminal here) ----------------------
+SHARDFEED_PROGRESS=1 "$SF" check "$TMP/f5" 2>"$TMP/p.err" >/dev/null
+check "check progress counts bytes" grep -q "check: [0-9.]* [kMG]*B/[0-9.]* [kMG]*B" "$TMP/p.err"
+check "check progress says no records" test -z "$(grep records "$TMP/p.err")"
+SHARDFEED_PROGRESS=1 "$SF" bench "$TMP/f5" --split train --batch-size 16 2>"$TMP/p.err" >/dev/null
+check "bench progress counts batches" grep -q "bench: [0-9]*/32 batches" "$TMP/p.err"
+check "bench progress says no records" test -z "$(grep records "$TMP/p.err")"
+ls "$FX"/images/cifar10-jpg/*/* | head -40 >"$TMP/files.txt"
+SHARDFEED_PROGRESS=1 "$SF" convert files --input "@$TMP/files.txt" --output "$TMP/f6" 2>"$TMP/p.err" >/dev/null
+check "convert files shows progress before the end" grep -q "train: 1/40 records" "$TMP/p.err"
+
 # --- Existing output ---------------------------------------------------------
 check "refuses to overwrite" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/a")" -eq 2
 check "says --overwrite" grep -q "use --overwrite" "$TMP/last.err"
@@ -164,10 +201,23 @@ pid=$!; sleep 0.5; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 check "SIGKILL mid-way leaves no complete-looking shard and no manifest" no_dataset "$TMP/killed"
 "$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/killed" --shard-size 5MB 2>/dev/null
 check "the next convert leaves no temporary behind" test -z "$(ls -A "$TMP/killed" | grep '^\.')"
+# Progress advances within one large gzip shard (not only per shard).
+"$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/onegz" --num-shards 1 --compression gzip --compression-level 1 --quiet
+shard="$(ls "$TMP"/onegz/*.gz)"
+SHARDFEED_PROGRESS=1 "$SF" check "$shard" 2>"$TMP/p.err" >/dev/null
+# A line "check: DONE/TOTAL" with DONE < TOTAL, before the last.
+partial="$(tr '\r' '\n' <"$TMP/p.err" | grep -o 'check: [^ ]* [kMG]*B/[^ ]* [kMG]*B' | sed 's/^check: //' | awk -F/ '$1 != $2' | head -1)"
+check "check progress within a gzip shard ($partial)" test -n "$partial"
 "$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/interrupted" --shard-size 5MB --threads 1 --compression gzip --compression-level 9 2>"$TMP/int.err" &
 pid=$!; sleep 0.5; kill -INT $pid 2>/dev/null; wait $pid; rc=$?
 check "SIGINT exits non-zero" test "$rc" -ne 0
 check "SIGINT leaves nothing at all" test -z "$(ls -A "$TMP/interrupted" 2>/dev/null)"
+# Ctrl-C stops between records, not after a chunk of 128 (the old code took
+# 5 s or more here: a chunk is 128 MB to compress at level 9).
+"$SF" convert files --input "$TMP/big/*.bin" --output "$TMP/int2" --shard-size 200MB --threads 1 --compression gzip --compression-level 9 2>/dev/null &
+pid=$!; sleep 1; start=$(date +%s%N); kill -INT $pid 2>/dev/null; wait $pid; stop_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "SIGINT stops within 3 s (took ${stop_ms} ms)" test "$stop_ms" -lt 3000
+check "and leaves nothing" test -z "$(ls -A "$TMP/int2" 2>/dev/null)"
 
 check "--help" grep -q "^Usage: shardfeed convert" <<<"$("$SF" convert --help)"
 echo "convert_test: $passed passed, $failed failed"
