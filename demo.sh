@@ -11,7 +11,9 @@ cd "$(dirname "$0")"
 source tools/setup.sh
 shardfeed_install_debs
 
-bazel build //cli:shardfeed 2>/dev/null || bazel build //cli:shardfeed
+# Bazel's progress goes to stderr; .bazelrc keeps the sandbox's debug log off
+# (Debian's /etc/bazel/bazelrc turns it on).
+bazel build //cli:shardfeed
 sf="$(bazel info bazel-bin 2>/dev/null)/cli/shardfeed"
 out="${1:-demo-out}"
 mkdir -p "$out"

@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include <google/protobuf/util/json_util.h>
@@ -477,8 +478,17 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       advance(report.shards[i].bytes);
     }
   };
+  // Threads the process cannot start (its limit) are not fatal: the shards
+  // are shared by the workers that did start, or checked on this thread.
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (int t = 0; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  if (pool.empty()) worker();
   for (auto& t : pool) t.join();
   RETURN_IF_ERROR(first_error);
 

@@ -92,6 +92,11 @@ check "check names the partial shard" grep -q "^warning: $TMP/ds/.train-00000.pa
 check "check names the copy temporary" grep -q "^warning: $TMP/ds/b.tfrecord.tmp-$dead-1: " <<<"$out"
 check "check --json lists leftovers" grep -q "\"leftovers\":\[\"$TMP/ds/.train-00000.partial-$dead.tmp-$dead-0\"," <<<"$("$SF" check --raw --json "$TMP/ds")"
 
+# An output that cannot be created: the error names it, not its temporary.
+err="$("$SF" copy "$TMP/a.gz" --output "$TMP/no/such/dir/out.tfrecord" 2>&1 >/dev/null)"
+check "copy names the output it cannot create" grep -q "$TMP/no/such/dir/out.tfrecord: cannot create: No such file or directory" <<<"$err"
+check "copy does not name the temporary" test -z "$(grep '\.tmp-' <<<"$err")"
+
 # Usage and I/O errors: exit 2.
 check "missing file exits 2" test "$(exit_code "$SF" cat "$TMP/missing.tfrecord")" -eq 2
 check "unknown flag exits 2" test "$(exit_code "$SF" cat --bogus x)" -eq 2
