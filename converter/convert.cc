@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <random>
-#include <regex>
 #include <set>
 #include <thread>
 

@@ -109,9 +109,9 @@ absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
   }
   if (!foreign.empty()) {
     return absl::AlreadyExistsError(absl::StrCat(
-        dir, " holds files that no shardfeed manifest.json there lists: ", NameSome(foreign),
-        "; convert replaces only a dataset it wrote (--overwrite too): move them away or "
-        "choose another --output"));
+        dir, " holds files that shardfeed did not write (no shardfeed manifest.json there "
+        "lists them): ", NameSome(foreign), "; convert replaces only a dataset it wrote, even "
+        "with --overwrite: move them away or choose another --output"));
   }
   if (!overwrite) {
     return absl::AlreadyExistsError(absl::StrCat(dir, " already holds a dataset (",

@@ -161,7 +161,7 @@ check "the foreign manifest is intact" test "$(cat "$TMP/mine/manifest.json")" =
 "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/own" --quiet --shard-size 200KB
 cp "$TMP/tf-original" "$TMP/own/test-00000-of-00009.tfrecord"
 check "refuses a foreign shard beside a shardfeed dataset" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/own" --overwrite)" -eq 2
-check "names only the unlisted shard" grep -q "lists: test-00000-of-00009.tfrecord; " "$TMP/last.err"
+check "names only the unlisted shard" grep -q "lists them): test-00000-of-00009.tfrecord; " "$TMP/last.err"
 rm "$TMP/own/test-00000-of-00009.tfrecord"
 echo "keep me" >"$TMP/own/notes.txt"
 check "overwrite with another prefix" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/own" --overwrite --quiet --prefix c10
