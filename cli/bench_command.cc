@@ -1,6 +1,7 @@
 // shardfeed bench: runs the reader pipeline on a dataset and reports where
 // the time goes.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <cstdio>
 #include <string>
@@ -24,6 +25,22 @@ constexpr int64_t kMaxBatchSize = 1 << 20;
 constexpr int64_t kMaxShuffleBuffer = 1 << 24;
 
 // Peak resident set size of this process, in MB (ru_maxrss is in KiB).
+struct CpuAndWall {
+  double cpu = 0;   // user + system seconds of this process
+  double wall = 0;  // monotonic seconds
+};
+
+CpuAndWall CpuAndWallNow() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  CpuAndWall t;
+  t.cpu = u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  t.wall = ts.tv_sec + ts.tv_nsec / 1e9;
+  return t;
+}
+
 double PeakRssMb() {
   struct rusage u;
   if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
@@ -59,7 +76,7 @@ int RunBench(int argc, char** argv) {
           io = o.io_threads, decode = o.decode_threads, prefetch = o.prefetch, device = -1,
           rank = 0, world = 1;
   bool no_shuffle = false, drop = false, skip = false, fingerprint = false, json = false;
-  bool cache = false;
+  bool cache = false, quasi = false, streaming = false, no_mmap = false;
   std::string cache_features, transforms;
   int64_t cache_budget_mb = 0;
   flags.AddInt("batch-size", &batch, "records per batch", "N", {1, kMaxBatchSize});
@@ -68,6 +85,11 @@ int RunBench(int argc, char** argv) {
   flags.AddInt("shuffle-buffer", &buffer, "records in the shuffle buffer", "N",
                {0, kMaxShuffleBuffer});
   flags.AddBool("no-shuffle", &no_shuffle, "read in order");
+  flags.AddBool("quasi-shuffle", &quasi,
+                "shuffle shards and blocks, records within --shuffle-buffer (slow storage)");
+  flags.AddBool("streaming", &streaming,
+                "read through the streaming path (shuffle buffer) even for indexed shards");
+  flags.AddBool("no-mmap", &no_mmap, "shuffled planned path: pread records, do not map shards");
   flags.AddInt("io-threads", &io, "threads reading shards", "N", {1, kMaxThreads});
   flags.AddInt("decode-threads", &decode, "threads decoding records", "N", {1, kMaxThreads});
   flags.AddInt("prefetch", &prefetch, "ring slots (>= 2)", "N", {2, 64});
@@ -114,6 +136,9 @@ int RunBench(int argc, char** argv) {
   o.seed = static_cast<uint64_t>(seed);
   o.shuffle_buffer = buffer;
   o.shuffle = !no_shuffle;
+  o.shuffle_mode = quasi ? ShuffleMode::kQuasi : ShuffleMode::kGlobal;
+  o.force_streaming = streaming;
+  o.map_shards = !no_mmap;
   o.io_threads = static_cast<int>(io);
   o.decode_threads = static_cast<int>(decode);
   o.prefetch = static_cast<int>(prefetch);
@@ -145,8 +170,11 @@ int RunBench(int argc, char** argv) {
                  static_cast<long long>(per_rank));
     o.batch_size = per_rank;
   }
+  const double created = CpuAndWallNow().wall;
   auto loader = Loader::Create(*std::move(ds), o);
   if (!loader.ok()) return ReportError("bench", loader.status());
+  std::fprintf(stderr, "note: reading path: %s\n", (*loader)->path_note().c_str());
+  double first_batch_s = -1;
   if (!(*loader)->device_note().empty()) {
     std::fprintf(stderr, "note: %s\n", (*loader)->device_note().c_str());
   }
@@ -163,6 +191,7 @@ int RunBench(int argc, char** argv) {
     auto b = (*loader)->Next();
     if (absl::IsOutOfRange(b.status())) break;
     if (!b.ok()) return ReportError("bench", b.status());
+    if (first_batch_s < 0) first_batch_s = CpuAndWallNow().wall - created;
     if (fingerprint) {
       if ((*loader)->device() >= 0) {
         return ReportError("bench", absl::InvalidArgumentError(
@@ -176,22 +205,25 @@ int RunBench(int argc, char** argv) {
   line.Finish();
   const LoaderStats s = (*loader)->stats();
   const double wall = std::max(s.wall_seconds, 1e-9);
+  const double cpu_us_per_record = s.records > 0 ? CpuAndWallNow().cpu * 1e6 / s.records : 0;
   const std::string verdict = Verdict(s, o);
   if (json) {
     std::printf("%s", absl::StrFormat(
-        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"verdict":"%s")",
+        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"cpu_us_per_record":%.3f,"path":"%s","verdict":"%s")",
         s.records, s.batches, s.bytes, wall, s.records / wall, s.bytes / wall / 1e6,
         s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds, s.wait_seconds,
         s.mean_ready_slots, s.skipped_records, (*loader)->device(), PeakRssMb(), s.cache_bytes,
-        s.cache_load_seconds, s.transform_seconds, verdict).c_str());
+        s.cache_load_seconds, s.transform_seconds, first_batch_s, cpu_us_per_record,
+        (*loader)->path_note(), verdict).c_str());
     if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
     std::printf("}\n");
     return kExitOk;
   }
   std::printf("records      %lld in %lld batches (%lld skipped)\n", static_cast<long long>(s.records),
               static_cast<long long>(s.batches), static_cast<long long>(s.skipped_records));
-  std::printf("throughput   %.0f records/s, %.1f MB/s over %.2f s\n", s.records / wall,
-              s.bytes / wall / 1e6, wall);
+  std::printf("throughput   %.0f records/s, %.1f MB/s over %.2f s; first batch after %.3f s; "
+              "%.2f us CPU per record\n",
+              s.records / wall, s.bytes / wall / 1e6, wall, first_batch_s, cpu_us_per_record);
   std::printf("busy time    read %.2fs, crc %.2fs (%d I/O threads), decode %.2fs (%d threads), "
               "copy %.2fs%s\n",
               s.read_seconds, s.crc_seconds, o.io_threads, s.decode_seconds, o.decode_threads,

@@ -1,5 +1,9 @@
 #include "reader/batch_filler.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -39,6 +43,46 @@ absl::StatusOr<std::unique_ptr<ShardFiles>> ShardFiles::Open(const Dataset& data
   return files;
 }
 
+ShardFiles::~ShardFiles() {
+  for (absl::string_view m : maps_) {
+    if (!m.empty()) munmap(const_cast<char*>(m.data()), m.size());
+  }
+}
+
+absl::Status ShardFiles::Map(bool random_access) {
+  if (mapped()) return absl::OkStatus();
+  std::vector<absl::string_view> maps;
+  absl::Status status;
+  for (const auto& f : files_) {
+    if (f->size() == 0) {
+      maps.emplace_back();
+      continue;
+    }
+    const int fd = ::open(f->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      status = IoError("open failed", f->path(), errno);
+      break;
+    }
+    void* p = mmap(nullptr, f->size(), PROT_READ, MAP_SHARED, fd, 0);
+    const int error = errno;
+    ::close(fd);
+    if (p == MAP_FAILED) {
+      status = IoError("mmap failed", f->path(), error);
+      break;
+    }
+    madvise(p, f->size(), random_access ? MADV_RANDOM : MADV_SEQUENTIAL);
+    maps.emplace_back(static_cast<const char*>(p), f->size());
+  }
+  if (!status.ok()) {
+    for (absl::string_view m : maps) {
+      if (!m.empty()) munmap(const_cast<char*>(m.data()), m.size());
+    }
+    return status;
+  }
+  maps_ = std::move(maps);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, SlotRing::Slot* s,
                                           uint64_t first_sample, FillCounters* counters) {
   const std::vector<int64_t>& starts = r_->shard_start;
@@ -54,7 +98,7 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
   std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
     return a.shard != b.shard ? a.shard < b.shard : a.offset < b.offset;
   });
-  RETURN_IF_ERROR(ReadRuns(counters));
+  if (!files_->mapped()) RETURN_IF_ERROR(ReadRuns(counters));
   const size_t nf = r_->o.features.size();
   var_rows_.resize(nf);
   for (size_t f = 0; f < nf; ++f) {
@@ -64,8 +108,25 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
   const double t0 = NowSeconds(), crc0 = counters->crc_seconds;
   for (size_t i = 0; i < pending_.size(); ++i) {
     const Pending& p = pending_[i];
-    const char* framed = scratch_[run_of_[i]].data() + (p.offset - run_start_[run_of_[i]]);
-    absl::Status st = DecodeRow(p, framed, s, first_sample + p.row, counters);
+    absl::Status st;
+    const char* framed = nullptr;
+    absl::string_view bytes;  // the bytes from p.offset on
+    if (files_->mapped()) {
+      bytes = files_->bytes(p.shard);
+      bytes.remove_prefix(std::min<uint64_t>(p.offset, bytes.size()));
+      counters->bytes += static_cast<int64_t>(std::min<uint64_t>(p.size, bytes.size()));
+    } else {
+      bytes = scratch_[run_of_[i]];
+      bytes.remove_prefix(std::min<uint64_t>(p.offset - run_start_[run_of_[i]], bytes.size()));
+    }
+    if (bytes.size() < p.size) {
+      st = DataLossAt(ds_->shards[p.shard].path, p.offset,
+                      "truncated shard: the index lists a record past the end of the file "
+                      "(stale index? run shardfeed check)");
+    } else {
+      framed = bytes.data();
+    }
+    if (st.ok()) st = DecodeRow(p, framed, s, first_sample + p.row, counters);
     if (!st.ok()) {
       if (!r_->o.skip_corrupt) return st;
       ok_[p.row] = 0;
@@ -92,15 +153,12 @@ absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
     }
     if (scratch_.size() <= runs) scratch_.emplace_back();
     std::string& buf = scratch_[runs];
+    // Runs only grow within a batch; scratch_ keeps its capacity.
     const uint64_t begin = pending_[i].offset;
     buf.resize(end - begin);
     ReadableFile* file = files_->file(pending_[i].shard);
     ASSIGN_OR_RETURN(size_t got, file->ReadAt(begin, buf.data(), buf.size()));
-    if (got < buf.size()) {
-      return DataLossAt(file->path(), begin + got,
-                        "truncated shard: the index lists records past the end of the file "
-                        "(stale index? run shardfeed check)");
-    }
+    buf.resize(got);  // a short read: the records past it are truncated (see Fill)
     counters->bytes += static_cast<int64_t>(got);
     run_start_.push_back(begin);
     for (size_t k = i; k < j; ++k) run_of_[k] = runs;

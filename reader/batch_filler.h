@@ -1,7 +1,16 @@
 // BatchFiller: fills one slot's rows from records of indexed, uncompressed
-// shards: pread (neighbouring records coalesced into one read), both CRCs
-// verified, each Example decoded straight into its row. No per-record
-// allocation: one scratch buffer per filler, reused.
+// shards: both CRCs verified, each Example decoded straight into its row. No
+// per-record allocation: one scratch buffer per filler, reused.
+//
+// How records are read: shuffled (records scattered over the dataset), the
+// shards are memory-mapped (unless LoaderOptions::map_shards is false) and records are decoded in
+// place: no system call and no copy per record (a read per record costs more
+// than the decode). Mapped pages of the page cache count in the process's
+// RSS as shared file pages (reclaimable, not allocated memory). In order
+// (or with map_shards = false), records are pread with neighbours coalesced into one read
+// (storage-friendly large reads). A shard truncated after it was mapped can
+// raise SIGBUS, as with any mmap reader: shards must not be rewritten while
+// a loader reads them.
 //
 // Threading: one BatchFiller per worker thread; ShardFiles is shared
 // (pread is thread-safe). Errors: DATA_LOSS "FILE:OFFSET: what is wrong";
@@ -28,10 +37,17 @@ class ShardFiles {
   // FAILED_PRECONDITION (with the reason) when a shard has no index or is
   // compressed: such datasets stream instead.
   static absl::StatusOr<std::unique_ptr<ShardFiles>> Open(const Dataset& dataset);
+  ~ShardFiles();
   ReadableFile* file(size_t shard) const { return files_[shard].get(); }
+  // Maps every shard (for random access). Idempotent; not thread-safe.
+  absl::Status Map(bool random_access);
+  bool mapped() const { return !maps_.empty(); }
+  // The shard's bytes; valid after Map().
+  absl::string_view bytes(size_t shard) const { return maps_[shard]; }
 
  private:
   std::vector<std::unique_ptr<ReadableFile>> files_;
+  std::vector<absl::string_view> maps_;
 };
 
 struct FillCounters {

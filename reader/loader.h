@@ -157,6 +157,11 @@ struct LoaderOptions {
   // Read through the streaming path even when every shard is indexed and
   // uncompressed (for comparisons). Default: false.
   bool force_streaming = false;
+  // Planned path, shuffled: memory-map the shards and decode records in
+  // place (no read call per record). Mapped page-cache pages then count in
+  // the process's RSS (shared, reclaimable); false: pread each record, RSS
+  // stays at the ring's size. Default: true.
+  bool map_shards = true;
   // Continue from a state() of a run of the same dataset and options (seed
   // included; world_size may differ on the planned and resident paths: each
   // remaining record of the epoch is then delivered once across the new

@@ -604,6 +604,29 @@ TEST(Loader, MismatchedStateIsRefused) {
   EXPECT_FALSE(LoaderState::Parse("shardfeed-state v1 seed=1").ok());
 }
 
+TEST(Loader, TruncatedShardIsDataLossWithFileAndOffsetMappedOrNot) {
+  const std::string dir = MakeDataset(2);
+  const std::string shard = dir + "/data-0.tfrecord";
+  auto index = ReadIndexFile(IndexPathFor(shard));
+  ASSERT_TRUE(index.ok());
+  std::string bytes = testing::ReadBytes(shard);
+  const uint64_t cut = (*index)[50].offset + 7;  // inside record 50's header
+  testing::WriteBytes(shard, bytes.substr(0, cut));
+  for (bool mapped : {true, false}) {
+    LoaderOptions o;
+    o.map_shards = mapped;
+    auto run = ReadAll(dir, o);
+    ASSERT_EQ(absl::StatusCode::kDataLoss, run.status().code()) << run.status();
+    // The first truncated record the shuffled order meets: 50 or a later one.
+    EXPECT_NE(std::string::npos, run.status().message().find(absl::StrCat(shard, ":")));
+    EXPECT_NE(std::string::npos, run.status().message().find("truncated shard")) << run.status();
+    o.skip_corrupt = true;
+    run = ReadAll(dir, o);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(kRecords - static_cast<int64_t>(index->size()) + 50, run->fingerprint.records);
+  }
+}
+
 // Needs a GPU (skips without): the caller's device is kept, and a held
 // batch's stream stays valid after the loader is gone.
 TEST(Loader, GpuKeepsTheCallersDeviceAndTheStreamOutlivesTheLoader) {

@@ -254,6 +254,9 @@ absl::StatusOr<std::unique_ptr<Loader::Backend>> CreatePlannedLoader(
     const Dataset& dataset, std::unique_ptr<ShardFiles> files, const ResolvedOptions& options,
     std::shared_ptr<DeviceContext> ctx, std::string device_note) {
   RETURN_IF_ERROR(CheckResume(options, PathFingerprint(options, "planned")));
+  if (options.mode != ShuffleMode::kSequential && options.o.map_shards) {
+    RETURN_IF_ERROR(files->Map(/*random_access=*/true));
+  }
   auto loader = std::make_unique<PlannedLoader>(dataset, std::move(files), options,
                                                 std::move(ctx), std::move(device_note));
   RETURN_IF_ERROR(loader->Start());
