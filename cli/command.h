@@ -28,6 +28,7 @@ int RunCheck(int argc, char** argv);
 int RunConvert(int argc, char** argv);
 int RunCopy(int argc, char** argv);
 int RunIndex(int argc, char** argv);
+int RunMerge(int argc, char** argv);
 
 }  // namespace shardfeed::cli
 

@@ -1,17 +1,51 @@
 // shardfeed convert: packs many small files into ~100 MB TFRecord shards.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "converter/convert.h"
+#include "converter/task_part.h"
 
 namespace shardfeed::cli {
+namespace {
+
+// The task from the flags, else from the environment: a Slurm array job
+// (SLURM_ARRAY_TASK_ID, minus SLURM_ARRAY_TASK_MIN, over the step; the count
+// from SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job
+// (JOB_COMPLETION_INDEX; the count must be given). {0, 0}: no tasks.
+absl::StatusOr<std::pair<int, int>> ResolveTask(int64_t index, int64_t count) {
+  auto env = [](const char* name, int64_t* v) {
+    const char* text = std::getenv(name);
+    return text != nullptr && absl::SimpleAtoi(text, v);
+  };
+  int64_t id, min = 0, step = 1, n;
+  if (index < 0 && env("SLURM_ARRAY_TASK_ID", &id)) {
+    env("SLURM_ARRAY_TASK_MIN", &min);
+    env("SLURM_ARRAY_TASK_STEP", &step);
+    index = (id - min) / std::max<int64_t>(step, 1);
+    if (count < 0 && env("SLURM_ARRAY_TASK_COUNT", &n)) count = n;
+  } else if (index < 0 && env("JOB_COMPLETION_INDEX", &id)) {
+    index = id;
+  }
+  if (index < 0 && count < 0) return std::make_pair(0, 0);
+  if (count < 1 || index < 0 || index >= count || count > 99999) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task ", index, " of ", count,
+        ": give --task-index I and --task-count N with 0 <= I < N (N <= 99999); a Kubernetes "
+        "Indexed Job needs --task-count (its completions)"));
+  }
+  return std::make_pair(static_cast<int>(index), static_cast<int>(count));
+}
+
+}  // namespace
 
 int RunConvert(int argc, char** argv) {
   FlagParser flags(
@@ -32,6 +66,7 @@ int RunConvert(int argc, char** argv) {
   std::string input, output, prefix, shard_size = "100MB", compression = "none",
                                      validation_from;
   int64_t num_shards = 0, seed = 42, threads = 0, level = -1;
+  int64_t task_index = -1, task_count = -1;
   bool no_shuffle = false, overwrite = false, strict = false, json = false, quiet = false,
        allow_small = false;
   flags.AddString("input", &input, "the dataset to convert", "IN");
@@ -58,6 +93,12 @@ int RunConvert(int argc, char** argv) {
                   "BATCH");
   flags.AddBool("strict", &strict, "image-folder: a file that is not an image is an error");
   flags.AddBool("overwrite", &overwrite, "replace an existing dataset in DIR");
+  flags.AddInt("task-index", &task_index,
+               "write only task I's share into DIR/_parts (then: shardfeed merge DIR);\n"
+               "                            default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX",
+               "I");
+  flags.AddInt("task-count", &task_count,
+               "the number of tasks; default: SLURM_ARRAY_TASK_COUNT", "N");
   flags.AddBool("json", &json, "print a JSON summary on stdout");
   flags.AddBool("quiet", &quiet, "no summary or warnings on stderr");
   std::vector<std::string> args;
@@ -91,6 +132,10 @@ int RunConvert(int argc, char** argv) {
   o.overwrite = overwrite;
   o.strict = strict;
   o.validation_from = validation_from;
+  auto task = ResolveTask(task_index, task_count);
+  if (!task.ok()) return ReportError("convert", task.status());
+  o.task_index = task->first;
+  o.task_count = task->second;
   InstallInterruptHandler();
   o.cancelled = [] { return Interrupted(); };
   ProgressLine line;
@@ -106,7 +151,13 @@ int RunConvert(int argc, char** argv) {
     }
     return ReportError("convert", summary.status());
   }
-  if (!quiet) {
+  if (!quiet && o.task_count > 0) {
+    const Manifest& m = summary->manifest;
+    std::fprintf(stderr, "task %d of %d: wrote %d shards (%lld records, %s) in %s in %.2fs\n",
+                 o.task_index, o.task_count, m.shards_size(),
+                 static_cast<long long>(m.total_records()), HumanBytes(m.total_bytes()).c_str(),
+                 PartFolder(output, o.task_index, o.task_count).c_str(), summary->seconds);
+  } else if (!quiet) {
     for (const auto& w : summary->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     const Manifest& m = summary->manifest;
     std::fprintf(stderr, "converted %lld records (%s) into %d shards in %s in %.2fs (%s/s)%s\n",

@@ -25,6 +25,7 @@ constexpr Subcommand kSubcommands[] = {
     {"cat", RunCat, "print records as JSON lines (or count them)"},
     {"copy", RunCopy, "re-encode records into a new file (e.g. gzip <-> none)"},
     {"index", RunIndex, "write SHARD.index files, verifying every CRC"},
+    {"merge", RunMerge, "one dataset from the parts of convert tasks (--task-index)"},
 };
 
 void PrintUsage(std::FILE* out) {

@@ -11,15 +11,16 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/version.h"
+#include "converter/convert_internal.h"
 #include "converter/file_list.h"
 #include "converter/leftovers.h"
 #include "converter/ordered_pipeline.h"
 #include "converter/output_dir.h"
+#include "converter/shard_writer.h"
 #include "converter/source.h"
 #include "record/errors.h"
 #include "record/file.h"
@@ -31,7 +32,7 @@
 namespace shardfeed {
 namespace {
 
-constexpr size_t kChunk = 128;  // records built per task
+constexpr size_t kChunk = 128;  // records built per pipeline step
 
 // A deterministic, seeded Fisher-Yates permutation (std::shuffle's algorithm
 // is implementation-defined; ours must give the same order everywhere).
@@ -43,32 +44,6 @@ std::vector<uint64_t> Permutation(uint64_t n, uint64_t seed, bool shuffle) {
   for (uint64_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng() % i]);
   return p;
 }
-
-std::string Extension(Compression c) {
-  if (c == Compression::kGzip) return ".tfrecord.gz";
-  if (c == Compression::kZlib) return ".tfrecord.zlib";
-  return ".tfrecord";
-}
-
-absl::Status MakeDirs(const std::string& dir) {
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
-      partial = dir.substr(0, i);
-      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-        return IoError("cannot create directory", partial, errno);
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-struct PendingShard {
-  std::string partial_path;  // hidden temporary, complete
-  std::string split_prefix;
-  std::vector<IndexEntry> index;
-  ShardInfo info;
-};
 
 // Cancellation: the converting thread polls ConvertOptions::cancelled (at
 // most every 10 ms: it may take a lock, e.g. Python's GIL); record builders
@@ -90,88 +65,6 @@ class CancelPoll {
   const std::function<bool()>& cancelled_;
   std::chrono::steady_clock::time_point last_{};
   std::atomic<bool> flag_{false};
-};
-
-// --num-shards for a split of `records`: never an empty shard.
-uint64_t ShardsWanted(const ConvertOptions& o, uint64_t records) {
-  return std::min<uint64_t>(static_cast<uint64_t>(o.num_shards), records);
-}
-
-// Writes one split's shards under temporary names.
-class SplitWriter {
- public:
-  SplitWriter(const ConvertOptions& o, std::string dir, std::string split, std::string prefix,
-              uint64_t records, std::vector<PendingShard>* done)
-      : o_(o), dir_(std::move(dir)), split_(std::move(split)), prefix_(std::move(prefix)),
-        records_(records), done_(done) {}
-
-  // `record` is framed (header, data, footer). Errors name the user's folder
-  // and the shard, not the hidden temporary.
-  absl::Status Add(absl::string_view record) { return InUserTerms(AddRecord(record)); }
-  absl::Status Finish() {
-    if (writer_ != nullptr) return InUserTerms(CloseShard());
-    return absl::OkStatus();
-  }
-
- private:
-  absl::Status InUserTerms(const absl::Status& s) const {
-    if (s.ok() || partial_.empty()) return s;
-    return absl::Status(s.code(), ReplaceTemporaryPath(std::string(s.message()), partial_, shown_));
-  }
-
-  absl::Status AddRecord(absl::string_view record) {
-    bool boundary;
-    if (o_.num_shards > 0) {
-      boundary = written_ == next_boundary_ && written_ < records_;
-    } else {
-      boundary = writer_ == nullptr ||
-                 (writer_->offset() > 0 &&
-                  writer_->offset() + record.size() > o_.shard_size);
-    }
-    if (boundary) RETURN_IF_ERROR(StartShard());
-    RETURN_IF_ERROR(writer_->WriteFramedRecord(record));
-    ++written_;
-    return absl::OkStatus();
-  }
-
-  absl::Status StartShard() {
-    if (writer_ != nullptr) RETURN_IF_ERROR(CloseShard());
-    int64_t k = shard_count_++;
-    if (o_.num_shards > 0) next_boundary_ = (k + 1) * records_ / ShardsWanted(o_, records_);
-    RecordWriterOptions wo;
-    wo.compression = o_.compression;
-    wo.compression_level = o_.compression_level;
-    wo.overwrite = true;  // our own hidden temporary
-    partial_ = PartialShardPath(dir_, prefix_, k);
-    shown_ = absl::StrFormat("%s (shard %s-%05d)", dir_, prefix_, k);
-    ASSIGN_OR_RETURN(writer_, RecordWriter::Create(partial_, wo));
-    return absl::OkStatus();
-  }
-
-  absl::Status CloseShard() {
-    PendingShard s;
-    s.partial_path = writer_->path();
-    s.split_prefix = prefix_;
-    s.index = writer_->index();
-    RETURN_IF_ERROR(writer_->Close());
-    s.info.set_split(split_);
-    s.info.set_records(static_cast<int64_t>(s.index.size()));
-    s.info.set_bytes(static_cast<int64_t>(writer_->file_bytes()));
-    s.info.set_crc32c(absl::StrFormat("%08x", writer_->file_crc32c()));
-    done_->push_back(std::move(s));
-    writer_.reset();
-    return absl::OkStatus();
-  }
-
-  const ConvertOptions& o_;
-  std::string dir_, split_, prefix_;
-  std::string partial_, shown_;  // the shard being written, as hidden and as shown
-  uint64_t records_;
-  std::vector<PendingShard>* done_;
-  std::unique_ptr<RecordWriter> writer_;
-  int64_t shard_count_ = 0;
-  uint64_t written_ = 0;
-  uint64_t next_boundary_ = 0;
 };
 
 }  // namespace
@@ -197,8 +90,7 @@ absl::StatusOr<Manifest> ManifestFromJson(absl::string_view json) {
   return m;
 }
 
-absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
+absl::Status ValidateConvertOptions(const ConvertOptions& o) {
   if (o.output_dir.empty()) return absl::InvalidArgumentError("--output is required");
   if (o.input.empty()) return absl::InvalidArgumentError("--input is required");
   if (o.num_shards < 0 || o.num_shards > kMaxNumShards) {
@@ -216,82 +108,74 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   if (o.compression == Compression::kAuto) {
     return absl::InvalidArgumentError("compression must be none, zlib or gzip");
   }
+  if (o.task_count < 0 || (o.task_count > 0 && (o.task_index < 0 || o.task_index >= o.task_count))) {
+    return absl::InvalidArgumentError(absl::StrCat("--task-index ", o.task_index,
+                                                   " is not in [0, --task-count ", o.task_count,
+                                                   ")"));
+  }
   if (o.type == "image-folder") {
     RETURN_IF_ERROR(RefuseNestedFolders(o.input, o.output_dir,
                                         "image-folder reads every folder below --input"));
   }
-  SourceOptions so;
-  so.input = o.input;
-  so.validation_from = o.validation_from;
-  so.strict = o.strict;
-  ASSIGN_OR_RETURN(std::unique_ptr<Source> source, OpenSource(o.type, so));
+  return absl::OkStatus();
+}
 
-  const std::vector<std::string> splits = source->splits();
-  std::vector<std::string> prefixes;
-  uint64_t total = 0;
-  for (size_t s = 0; s < splits.size(); ++s) {
-    std::string p = o.prefix.empty() ? splits[s]
-                    : splits.size() == 1 ? o.prefix
-                                         : absl::StrCat(o.prefix, "-", splits[s]);
-    prefixes.push_back(p);
-    total += source->num_samples(s);
+absl::StatusOr<SplitLayout> LayoutFor(const ConvertOptions& o, const Source& source) {
+  SplitLayout l;
+  l.names = source.splits();
+  for (size_t s = 0; s < l.names.size(); ++s) {
+    l.prefixes.push_back(o.prefix.empty()        ? l.names[s]
+                         : l.names.size() == 1 ? o.prefix
+                                               : absl::StrCat(o.prefix, "-", l.names[s]));
+    l.total += source.num_samples(s);
   }
-  if (total == 0) return absl::InvalidArgumentError(absl::StrCat(o.input, ": the input is empty"));
+  if (l.total == 0) return absl::InvalidArgumentError(absl::StrCat(o.input, ": the input is empty"));
+  return l;
+}
 
-  ASSIGN_OR_RETURN(std::vector<std::string> previous,
-                   PreviousDatasetToReplace(o.output_dir, prefixes, o.overwrite));
-  RETURN_IF_ERROR(MakeDirs(o.output_dir));
-  ASSIGN_OR_RETURN(std::vector<std::string> leftovers,
-                   RemoveConvertLeftovers(o.output_dir, prefixes));
+std::vector<uint64_t> SplitOrder(const ConvertOptions& o, size_t split, uint64_t n) {
+  return Permutation(n, o.seed + 0x9e3779b97f4a7c15ull * split, o.shuffle);
+}
 
-  std::vector<PendingShard> shards;
-  // On any failure, remove every temporary shard written so far.
-  absl::Cleanup remove_partials = [&shards] {
-    for (const auto& s : shards) ::unlink(s.partial_path.c_str());
-  };
+int ConvertThreads(const ConvertOptions& o) {
+  return o.threads > 0 ? o.threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
-  const int threads =
-      o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  ConvertProgress progress;
-  progress.records_total = total;
+absl::Status WriteRecords(const ConvertOptions& o, const Source& source, size_t split,
+                          const std::vector<uint64_t>& order, uint64_t begin, uint64_t end,
+                          ShardSequenceWriter* writer, ConvertProgress* progress) {
+  const int threads = ConvertThreads(o);
+  const size_t chunks = (end - begin + kChunk - 1) / kChunk;
   CancelPoll cancel(o.cancelled);
-  for (size_t s = 0; s < splits.size(); ++s) {
-    const uint64_t n = source->num_samples(s);
-    if (n == 0) continue;
-    progress.split = splits[s];
-    const std::vector<uint64_t> order =
-        Permutation(n, o.seed + 0x9e3779b97f4a7c15ull * s, o.shuffle);
-    SplitWriter writer(o, o.output_dir, splits[s], prefixes[s], n, &shards);
-    const size_t chunks = (n + kChunk - 1) / kChunk;
-    RETURN_IF_ERROR(RunOrderedPipeline<std::vector<std::string>>(
-        chunks, threads, 4 * static_cast<size_t>(threads),
-        [&](size_t c) -> absl::StatusOr<std::vector<std::string>> {
-          std::vector<std::string> records;
-          for (size_t i = c * kChunk; i < std::min<uint64_t>(n, (c + 1) * kChunk); ++i) {
-            if (cancel.seen()) return absl::CancelledError("interrupted");
-            ASSIGN_OR_RETURN(std::string r, source->BuildRecord(s, order[i]));
-            records.push_back(std::move(r));
-          }
-          return records;
-        },
-        [&](size_t, std::vector<std::string>& records) -> absl::Status {
-          // Per record: a chunk of large records takes seconds to compress,
-          // and Ctrl-C must stop within one record's time.
-          for (const std::string& r : records) {
-            if (cancel.Poll()) return absl::CancelledError("interrupted");
-            RETURN_IF_ERROR(writer.Add(r));
-            progress.bytes_written += r.size();
-            ++progress.records_done;
-            o.progress(progress);
-          }
-          return absl::OkStatus();
-        },
-        [&cancel] { return cancel.Poll(); }));
-    RETURN_IF_ERROR(writer.Finish());
-  }
+  return RunOrderedPipeline<std::vector<std::string>>(
+      chunks, threads, 4 * static_cast<size_t>(threads),
+      [&](size_t c) -> absl::StatusOr<std::vector<std::string>> {
+        std::vector<std::string> records;
+        for (uint64_t i = begin + c * kChunk; i < std::min<uint64_t>(end, begin + (c + 1) * kChunk);
+             ++i) {
+          if (cancel.seen()) return absl::CancelledError("interrupted");
+          ASSIGN_OR_RETURN(std::string r, source.BuildRecord(split, order[i]));
+          records.push_back(std::move(r));
+        }
+        return records;
+      },
+      [&](size_t, std::vector<std::string>& records) -> absl::Status {
+        // Per record: a chunk of large records takes seconds to compress,
+        // and Ctrl-C must stop within one record's time.
+        for (const std::string& r : records) {
+          if (cancel.Poll()) return absl::CancelledError("interrupted");
+          RETURN_IF_ERROR(writer->Add(r));
+          progress->bytes_written += r.size();
+          ++progress->records_done;
+          o.progress(*progress);
+        }
+        return absl::OkStatus();
+      },
+      [&cancel] { return cancel.Poll(); });
+}
 
-  // Every shard is complete: give them their final names, then the indexes,
-  // then (last) the manifest.
+Manifest ManifestHeader(const ConvertOptions& o, const Source& source) {
   Manifest m;
   m.set_format_version(1);
   m.set_tool("shardfeed");
@@ -306,38 +190,71 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   settings->set_compression(CompressionName(o.compression));
   settings->set_validation_from(o.validation_from);
   settings->set_strict(o.strict);
-  for (auto& f : source->schema()) *m.add_features() = f;
-  for (auto& c : source->class_names()) m.add_class_names(c);
-  for (auto& c : source->coarse_class_names()) m.add_coarse_class_names(c);
-  m.set_skipped_inputs(source->skipped_inputs());
+  for (auto& f : source.schema()) *m.add_features() = f;
+  for (auto& c : source.class_names()) m.add_class_names(c);
+  for (auto& c : source.coarse_class_names()) m.add_coarse_class_names(c);
+  m.set_skipped_inputs(source.skipped_inputs());
+  return m;
+}
 
-  std::map<std::string, int64_t> shards_per_prefix;
-  for (const auto& sh : shards) ++shards_per_prefix[sh.split_prefix];
-  std::map<std::string, int64_t> seen;
-  std::set<std::string> final_names;
-  for (auto& sh : shards) {
-    int64_t k = seen[sh.split_prefix]++;
-    std::string name = absl::StrFormat("%s-%05d-of-%05d%s", sh.split_prefix, k,
-                                       shards_per_prefix[sh.split_prefix], Extension(o.compression));
-    std::string final_path = absl::StrCat(o.output_dir, "/", name);
-    RETURN_IF_ERROR(WriteIndexFile(IndexPathFor(final_path), sh.index));
-    if (::rename(sh.partial_path.c_str(), final_path.c_str()) != 0) {
-      return IoError("cannot rename the finished shard", final_path, errno);
-    }
-    sh.partial_path.clear();
-    sh.info.set_file(name);
-    sh.info.set_index_file(name + ".index");
-    final_names.insert(name);
-    final_names.insert(name + ".index");
-    *m.add_shards() = sh.info;
-    m.set_total_records(m.total_records() + sh.info.records());
-    m.set_total_bytes(m.total_bytes() + sh.info.bytes());
+void AddSplits(const SplitLayout& layout, const Source& source, Manifest* m,
+               const std::vector<int64_t>& shards_per_split) {
+  for (size_t s = 0; s < layout.names.size(); ++s) {
+    SplitInfo* info = m->add_splits();
+    info->set_name(layout.names[s]);
+    info->set_records(static_cast<int64_t>(source.num_samples(s)));
+    info->set_shards(shards_per_split[s]);
   }
-  for (size_t s = 0; s < splits.size(); ++s) {
-    SplitInfo* info = m.add_splits();
-    info->set_name(splits[s]);
-    info->set_records(static_cast<int64_t>(source->num_samples(s)));
-    info->set_shards(shards_per_prefix[prefixes[s]]);
+}
+
+absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(ValidateConvertOptions(o));
+  SourceOptions so;
+  so.input = o.input;
+  so.validation_from = o.validation_from;
+  so.strict = o.strict;
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> source, OpenSource(o.type, so));
+  ASSIGN_OR_RETURN(const SplitLayout layout, LayoutFor(o, *source));
+  if (o.task_count > 0) {
+    ASSIGN_OR_RETURN(ConvertSummary summary, ConvertTask(o, *source, layout));
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return summary;
+  }
+
+  ASSIGN_OR_RETURN(std::vector<std::string> previous,
+                   PreviousDatasetToReplace(o.output_dir, layout.prefixes, o.overwrite));
+  RETURN_IF_ERROR(MakeDirs(o.output_dir));
+  ASSIGN_OR_RETURN(std::vector<std::string> leftovers,
+                   RemoveConvertLeftovers(o.output_dir, layout.prefixes));
+
+  // On any failure, the temporaries written so far are removed.
+  PendingShards shards;
+  ConvertProgress progress;
+  progress.records_total = layout.total;
+  std::vector<int64_t> shards_per_split;
+  for (size_t s = 0; s < layout.names.size(); ++s) {
+    const uint64_t n = source->num_samples(s);
+    progress.split = layout.names[s];
+    ShardSequenceWriter writer({o.output_dir, layout.prefixes[s], layout.names[s], o.compression,
+                                o.compression_level},
+                               ShardBoundaryRule(o.shard_size, o.num_shards, n), &shards);
+    const size_t before = shards.shards().size();
+    RETURN_IF_ERROR(WriteRecords(o, *source, s, SplitOrder(o, s, n), 0, n, &writer, &progress));
+    RETURN_IF_ERROR(writer.Finish());
+    shards_per_split.push_back(static_cast<int64_t>(shards.shards().size() - before));
+  }
+
+  // Every shard is complete: give them their final names (index first), then
+  // (last) write the manifest.
+  Manifest m = ManifestHeader(o, *source);
+  RETURN_IF_ERROR(shards.Finalize(o.output_dir, o.compression, &m));
+  AddSplits(layout, *source, &m, shards_per_split);
+  std::set<std::string> final_names;
+  for (const ShardInfo& sh : m.shards()) {
+    final_names.insert(sh.file());
+    final_names.insert(sh.index_file());
   }
   // With --overwrite: files of the previous dataset that this run did not
   // replace would be mistaken for part of the new one.
@@ -351,10 +268,10 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   ConvertSummary summary;
   summary.manifest = std::move(m);
   summary.warnings = source->warnings();
-  for (size_t s = 0; s < splits.size(); ++s) {
+  for (size_t s = 0; s < layout.names.size(); ++s) {
     const uint64_t n = source->num_samples(s);
     if (o.num_shards > 0 && n > 0 && static_cast<uint64_t>(o.num_shards) > n) {
-      summary.warnings.push_back(absl::StrCat("split '", splits[s], "' has ", n,
+      summary.warnings.push_back(absl::StrCat("split '", layout.names[s], "' has ", n,
                                               " records: wrote ", n, " shards (one record each), "
                                               "not --num-shards ", o.num_shards));
     }

@@ -66,6 +66,13 @@ struct ConvertOptions {
   bool overwrite = false;
   bool strict = false;
   std::string validation_from;  // CIFAR: e.g. "data_batch_5"
+  // Conversion as independent tasks (Slurm array, Kubernetes Indexed Job):
+  // with task_count > 0, this run writes only task `task_index`'s share of
+  // the shards the single-process run would write (same listing, shuffle,
+  // boundaries and names) into OUTPUT/_parts/ (see converter/task_part.h);
+  // `shardfeed merge OUTPUT` then verifies the parts and writes the manifest.
+  int task_index = 0;
+  int task_count = 0;
   // Polled while converting (between records); returning true cancels
   // (CANCELLED) within about one record's time.
   std::function<bool()> cancelled = [] { return false; };

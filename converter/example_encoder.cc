@@ -41,11 +41,11 @@ size_t VarintSize(uint64_t v) {
 ExampleEncoder::Entry& ExampleEncoder::Slot(absl::string_view key, int list_field) {
   for (Entry& e : entries_) {
     if (e.key == key) {
-      e = Entry{std::string(key), list_field, {}, {}};
+      e = Entry{std::string(key), list_field, {}, {}, {}};
       return e;
     }
   }
-  entries_.push_back(Entry{std::string(key), list_field, {}, {}});
+  entries_.push_back(Entry{std::string(key), list_field, {}, {}, {}});
   return entries_.back();
 }
 
@@ -77,29 +77,44 @@ void ExampleEncoder::AddFloatList(absl::string_view key, absl::Span<const float>
   }
 }
 
+void ExampleEncoder::AddZeroBytes(absl::string_view key, size_t length) {
+  Slot(key, 1).zero_bytes.push_back(length);
+}
+
 // BytesList/FloatList/Int64List { value = 1 } (numbers packed).
 size_t ExampleEncoder::ListSize(const Entry& e) const {
   if (e.list_field != 1) return e.packed.empty() ? 0 : FieldSize(e.packed.size());
   size_t n = 0;
   for (absl::string_view v : e.bytes) n += FieldSize(v.size());
+  for (size_t length : e.zero_bytes) n += FieldSize(length);
   return n;
 }
 
 // Example { Features features = 1 }; Features { map<string, Feature> = 1 }:
 // each entry { key = 1; Feature value = 2 }; Feature { oneof list = 1|2|3 }.
-std::string ExampleEncoder::Serialize(size_t reserve_front) {
+size_t ExampleEncoder::Sizes(std::vector<size_t>* list_sizes, std::vector<size_t>* entry_sizes) {
   std::sort(entries_.begin(), entries_.end(),
             [](const Entry& a, const Entry& b) { return a.key < b.key; });
-  std::vector<size_t> list_sizes, entry_sizes;
   size_t features_size = 0;
   for (const Entry& e : entries_) {
     size_t list = ListSize(e);
     size_t feature = FieldSize(list);
     size_t entry = FieldSize(e.key.size()) + FieldSize(feature);
-    list_sizes.push_back(list);
-    entry_sizes.push_back(entry);
+    list_sizes->push_back(list);
+    entry_sizes->push_back(entry);
     features_size += FieldSize(entry);
   }
+  return features_size;
+}
+
+size_t ExampleEncoder::FramedSize() {
+  std::vector<size_t> list_sizes, entry_sizes;
+  return kRecordHeaderSize + FieldSize(Sizes(&list_sizes, &entry_sizes)) + kRecordFooterSize;
+}
+
+std::string ExampleEncoder::Serialize(size_t reserve_front) {
+  std::vector<size_t> list_sizes, entry_sizes;
+  const size_t features_size = Sizes(&list_sizes, &entry_sizes);
   std::string out(reserve_front, '\0');
   out.reserve(reserve_front + FieldSize(features_size) + kRecordFooterSize);
   AppendHeader(&out, 1, features_size);
@@ -114,6 +129,10 @@ std::string ExampleEncoder::Serialize(size_t reserve_front) {
       for (absl::string_view v : e.bytes) {
         AppendHeader(&out, 1, v.size());
         out.append(v.data(), v.size());
+      }
+      for (size_t length : e.zero_bytes) {
+        AppendHeader(&out, 1, length);
+        out.append(length, '\0');
       }
     } else if (!e.packed.empty()) {
       AppendHeader(&out, 1, e.packed.size());

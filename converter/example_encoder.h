@@ -33,6 +33,12 @@ class ExampleEncoder {
   void AddInt64(absl::string_view key, int64_t value);
   void AddInt64List(absl::string_view key, absl::Span<const int64_t> values);
   void AddFloatList(absl::string_view key, absl::Span<const float> values);
+  // A bytes value of `length` zero bytes: for sizing a record whose real
+  // value is not at hand (a file known by its size), with FramedSize().
+  void AddZeroBytes(absl::string_view key, size_t length);
+
+  // The size FinishFramed() would return now, without building the record.
+  size_t FramedSize();
 
   // The serialized Example. The encoder is empty afterwards.
   std::string Finish();
@@ -45,10 +51,13 @@ class ExampleEncoder {
     std::string key;
     int list_field;                        // 1 bytes, 2 float, 3 int64
     std::vector<absl::string_view> bytes;  // bytes values (referenced)
+    std::vector<size_t> zero_bytes;        // AddZeroBytes lengths, after `bytes`
     std::string packed;                    // packed numbers
   };
   Entry& Slot(absl::string_view key, int list_field);
   size_t ListSize(const Entry& e) const;
+  // Sorts the entries; the sizes of each list and entry, and of Features.
+  size_t Sizes(std::vector<size_t>* list_sizes, std::vector<size_t>* entry_sizes);
   std::string Serialize(size_t reserve_front);
 
   std::vector<Entry> entries_;

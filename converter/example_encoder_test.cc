@@ -108,4 +108,24 @@ TEST(ExampleEncoder, FramedIsTheRecordTheWriterWouldWrite) {
 }
 
 }  // namespace
+TEST(ExampleEncoder, FramedSizeIsTheSizeOfTheRecordEvenWithZeroBytes) {
+  std::mt19937_64 rng(9);
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t length = rng() % 70000;  // varint lengths of 1, 2 and 3 bytes
+    const std::string zeros(length, '\0');
+    ExampleEncoder real, sized;
+    real.AddBytes("data", zeros);
+    sized.AddZeroBytes("data", length);
+    const int64_t label = static_cast<int64_t>(rng() % 1000);
+    for (ExampleEncoder* e : {&real, &sized}) {
+      e->AddBytes("filename", "a/b.wav");
+      e->AddInt64("label", label);
+    }
+    const size_t predicted = sized.FramedSize();
+    const std::string framed = sized.FinishFramed();
+    EXPECT_EQ(predicted, framed.size());
+    EXPECT_EQ(framed, real.FinishFramed());
+  }
+}
+
 }  // namespace shardfeed

@@ -21,7 +21,9 @@ namespace {
 
 // Group 1: the shard prefix; group 2: the writing process.
 const std::regex& PartialPattern() {
-  static const std::regex kPattern(R"(^\.(.+)-\d{5,}\.partial-(\d+)(\.tmp-\d+-\d+)?$)");
+  // (shard_writer.cc writes each finished shard's index beside it as .index)
+  static const std::regex kPattern(
+      R"(^\.(.+)-\d{5,}\.partial-(\d+)(\.index)?(\.tmp-\d+-\d+)?$)");
   return kPattern;
 }
 const std::regex& IndexTempPattern() {

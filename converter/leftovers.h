@@ -4,6 +4,7 @@
 //
 // `convert` writes, in DIR:
 //   .PREFIX-NNNNN.partial-PID               a complete shard awaiting its name
+//   .PREFIX-NNNNN.partial-PID.index         its index, awaiting its name
 //   .PREFIX-NNNNN.partial-PID.tmp-PID-K     that shard while being written
 //   PREFIX-NNNNN-of-NNNNN.tfrecord[.gz|.zlib].index.tmp-PID-K, manifest.json.tmp-PID-K
 // Every other writer (copy, index, check --salvage) writes NAME.tmp-PID-K

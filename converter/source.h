@@ -35,6 +35,16 @@ class Source {
   // where one applies).
   virtual absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const = 0;
 
+  // The exact size of BuildRecord(split, index) (framed), for conversion
+  // tasks, which plan every shard boundary without writing the records.
+  // Default: builds the record. Sources whose records are costly to build
+  // (file reads) compute it from what the listing knows. Thread-safe.
+  virtual absl::StatusOr<uint64_t> RecordSize(size_t split, size_t index) const {
+    absl::StatusOr<std::string> r = BuildRecord(split, index);
+    if (!r.ok()) return r.status();
+    return r->size();
+  }
+
   // For the manifest.
   virtual std::vector<FeatureSchema> schema() const = 0;
   virtual std::vector<std::string> class_names() const { return {}; }

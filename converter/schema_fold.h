@@ -1,0 +1,24 @@
+// Schema inference for records written from Python (and for merging the
+// schemas of several writers' parts): each record's features are folded into
+// the dataset's schema. A feature keeps a fixed length, dtype and shape only
+// while every record agrees; otherwise it becomes variable-length (length 0,
+// no shape). A kind conflict (int64 here, bytes there) is an error.
+#ifndef SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
+#define SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "proto/manifest.pb.h"
+
+namespace shardfeed {
+
+// Folds `seen` into `known` (same name). INVALID_ARGUMENT on a kind conflict.
+absl::Status FoldFeature(FeatureSchema* known, const FeatureSchema& seen);
+
+// Folds every feature of `seen` into `known` by name; new names are appended.
+absl::Status FoldSchema(std::vector<FeatureSchema>* known, const std::vector<FeatureSchema>& seen);
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
