@@ -113,7 +113,7 @@ absl::StatusOr<ConvertSummary> ConvertTask(const ConvertOptions& o, const Source
     const PlannedShard& p = plan.shards[i];
     progress.split = layout.names[p.split];
     ShardSequenceWriter writer({folder, layout.prefixes[p.split], layout.names[p.split],
-                                o.compression, o.compression_level},
+                                o.compression, o.compression_level, p.k},
                                ShardBoundaryRule(std::numeric_limits<uint64_t>::max(), 0, 0),
                                &shards);
     RETURN_IF_ERROR(

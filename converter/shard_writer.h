@@ -98,6 +98,7 @@ struct ShardSequenceOptions {
   std::string split;   // for ShardInfo
   Compression compression = Compression::kNone;
   int compression_level = -1;
+  int64_t first_shard = 0;  // the number of the first shard (in temporary names)
 };
 
 class ShardSequenceWriter {
@@ -105,7 +106,7 @@ class ShardSequenceWriter {
   // `rule` decides the boundaries; finished shards go to `done`, which must
   // outlive the writer.
   ShardSequenceWriter(ShardSequenceOptions o, ShardBoundaryRule rule, PendingShards* done)
-      : o_(std::move(o)), rule_(rule), done_(done) {}
+      : o_(std::move(o)), rule_(rule), done_(done), shard_count_(o_.first_shard) {}
 
   // `framed` is a whole record (header, data, footer).
   absl::Status Add(absl::string_view framed);
