@@ -147,13 +147,19 @@ std::string ExampleEncoder::Finish() { return Serialize(0); }
 
 std::string ExampleEncoder::FinishFramed() {
   std::string out = Serialize(kRecordHeaderSize);
-  const size_t length = out.size() - kRecordHeaderSize;
-  EncodeFixed64(&out[0], length);
-  EncodeFixed32(&out[8], crc32c::Mask(crc32c::Value(out.data(), 8)));
-  char footer[kRecordFooterSize];
-  EncodeFixed32(footer, crc32c::Mask(crc32c::Value(out.data() + kRecordHeaderSize, length)));
-  out.append(footer, sizeof(footer));
+  FrameInPlace(&out);
   return out;
+}
+
+std::string ExampleEncoder::FinishUnframed() { return Serialize(kRecordHeaderSize); }
+
+void ExampleEncoder::FrameInPlace(std::string* out) {
+  const size_t length = out->size() - kRecordHeaderSize;
+  EncodeFixed64(&(*out)[0], length);
+  EncodeFixed32(&(*out)[8], crc32c::Mask(crc32c::Value(out->data(), 8)));
+  char footer[kRecordFooterSize];
+  EncodeFixed32(footer, crc32c::Mask(crc32c::Value(out->data() + kRecordHeaderSize, length)));
+  out->append(footer, sizeof(footer));
 }
 
 }  // namespace shardfeed

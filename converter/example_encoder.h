@@ -45,6 +45,11 @@ class ExampleEncoder {
   // The Example framed as one TFRecord record (length, masked CRCs): what
   // RecordWriter::WriteFramedRecord takes. Lets worker threads do the CRCs.
   std::string FinishFramed();
+  // FinishFramed() in two steps, so that the CRCs can be computed elsewhere
+  // (e.g. with Python's GIL released): the Example behind room for the
+  // record header; FrameInPlace() then fills the header and adds the footer.
+  std::string FinishUnframed();
+  static void FrameInPlace(std::string* unframed);
 
  private:
   struct Entry {

@@ -34,6 +34,7 @@
 #include "check/check.h"
 #include "converter/convert.h"
 #include "python/dlpack_abi.h"
+#include "python/writer_binding.h"
 #include "reader/feature_transforms.h"
 #include "reader/loader.h"
 
@@ -445,4 +446,5 @@ PYBIND11_MODULE(_shardfeed, m) {
 
   m.def("convert", &ConvertJson);
   m.def("check", &CheckJson);
+  RegisterWriter(m, &Raise);  // Writer, merge: python/writer_binding.cc
 }

@@ -38,6 +38,7 @@ import os
 
 from . import _shardfeed
 from ._shardfeed import DataLossError, Error, InvalidArgumentError, NotFoundError, Tensor
+from .writer import Writer, merge, write_shards  # noqa: F401 (python/shardfeed/writer.py)
 
 __all__ = ["Loader", "Batch", "Tensor", "convert", "check", "rank_and_world_size",
            "Error", "DataLossError", "InvalidArgumentError", "NotFoundError"]
