@@ -6,7 +6,8 @@ hands one action (install_tree.py) everything an installed copy needs:
     (our libraries, the generated protos, the nvcc objects and
     libcudart_static.a), merged with the toolchain's `ar` into one
     lib/libshardfeed.a;
-  - the headers reachable through quoted includes from `public_hdrs`, taken
+  - the headers reachable through quoted includes from `public_hdrs` (as
+    users include them: "shardfeed/shardfeed.h"), taken
     from the deps' compilation contexts (so renamed or added headers follow
     the BUILD files), under include/shardfeed/;
   - the deps' link flags (system libraries: abseil, protobuf, zlib, ISA-L,
@@ -18,15 +19,19 @@ The output is one directory; //:install copies it into a prefix.
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 
-def _repo_relative(f):
-    """A header's path as code includes it: "reader/loader.h"."""
+def _include_path(f):
+    """A header's path as code includes it: "reader/loader.h", or for a
+    library with include_prefix its _virtual_includes path
+    ("shardfeed/shardfeed.h")."""
+    if "/_virtual_includes/" in f.path:
+        return f.path.split("/_virtual_includes/", 1)[1].split("/", 1)[1]
     path = f.short_path
     if path.startswith("../"):  # a file of an external repository
         path = path.split("/", 2)[2]
     return path
 
 def _is_ours(f, repo):
-    return f.owner != None and f.owner.workspace_name == repo and "/_virtual_includes/" not in f.path
+    return f.owner != None and f.owner.workspace_name == repo
 
 def _install_tree_impl(ctx):
     repo = ctx.label.workspace_name
@@ -50,7 +55,7 @@ def _install_tree_impl(ctx):
     # Dedupe, keeping the first occurrence (Bazel's link order).
     archives = {a.path: a for a in archives}.values()
     objects = {o.path: o for o in objects}.values()
-    headers = {_repo_relative(h): h for h in headers}
+    headers = {_include_path(h): h for h in headers}
     seen_flags = {}
     for flag in flags:
         seen_flags.setdefault(flag, True)
@@ -65,7 +70,7 @@ def _install_tree_impl(ctx):
     args.add_all(archives, format_each = "archive=%s")
     args.add_all(objects, format_each = "object=%s")
     args.add_all(["%s:%s" % (rel, f.path) for rel, f in headers.items()], format_each = "header=%s")
-    args.add_all([_repo_relative(f) for f in ctx.files.public_hdrs], format_each = "public=%s")
+    args.add_all(ctx.attr.public_hdrs, format_each = "public=%s")
     args.add_all(seen_flags.keys(), format_each = "link_flag=%s")
     ctx.actions.run_shell(
         command = 'python3 "%s" "$1"' % ctx.file._tool.path,
@@ -84,7 +89,8 @@ shardfeed_install_tree = rule(
     implementation = _install_tree_impl,
     attrs = {
         "deps": attr.label_list(providers = [CcInfo]),
-        "public_hdrs": attr.label_list(allow_files = [".h"]),
+        # Include paths, e.g. "shardfeed/shardfeed.h".
+        "public_hdrs": attr.string_list(mandatory = True),
         "version_hdr": attr.label(allow_single_file = [".h"], mandatory = True),
         "_tool": attr.label(default = Label("//build_defs:install_tree.py"), allow_single_file = True),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),

@@ -4,7 +4,7 @@
 //
 // Link with the installed library (`bazel run //:install -- PREFIX`; CMake:
 // find_package(shardfeed) and shardfeed::shardfeed; pkg-config: shardfeed),
-// or from Bazel with deps = ["@shardfeed//shardfeed"].
+// or from Bazel with deps = ["@shardfeed//:shardfeed"].
 //
 // Reading (reader/loader.h has the whole contract):
 //   SHARDFEED_ASSIGN_OR_RETURN(shardfeed::Dataset ds,
