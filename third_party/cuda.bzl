@@ -15,6 +15,10 @@ CUDA_ARCH_FLAGS = (
 )
 
 def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = [], visibility = None, testonly = False):
+    # Includes are relative to this repository's root (external/shardfeed
+    # when another workspace uses shardfeed).
+    root = Label("//:BUILD").workspace_root
+    includes = "-I%s -I$(GENDIR)/%s" % (root, root) if root else "-I. -I$(GENDIR)"
     objects = []
     for src in srcs:
         obj = "_cuda_objs/%s/%s.pic.o" % (name, src[:-len(".cu")])
@@ -25,7 +29,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = [], visibility =
             tools = ["@cuda//:nvcc_files"],
             cmd = ("/usr/local/cuda/bin/nvcc -c -std=c++17 -O3 -Xcompiler -fPIC " +
                    "-Xcompiler -fno-strict-aliasing --expt-relaxed-constexpr " +
-                   CUDA_ARCH_FLAGS + " -I. -I$(GENDIR) " + " ".join(nvcc_flags) +
+                   CUDA_ARCH_FLAGS + " " + includes + " " + " ".join(nvcc_flags) +
                    " -o $@ $(location %s)" % src),
             testonly = testonly,
         )

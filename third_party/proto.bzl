@@ -15,6 +15,11 @@ def system_cc_proto_library(name, srcs, deps = [], visibility = None):
       visibility: the cc_library's visibility.
     """
     pkg = native.package_name()
+
+    # Paths are relative to this repository's root: "." in shardfeed's own
+    # workspace, external/shardfeed when another workspace uses it (the
+    # generated files then go under $(GENDIR)/external/shardfeed).
+    root = Label("//:BUILD").workspace_root
     outs = []
     for src in srcs:
         base = src[:-len(".proto")]
@@ -24,7 +29,10 @@ def system_cc_proto_library(name, srcs, deps = [], visibility = None):
         srcs = srcs + [d + "_srcs" for d in deps],
         outs = outs,
         tools = ["@system//:protoc"],
-        cmd = "$(location @system//:protoc) --proto_path=. --cpp_out=$(GENDIR) " +
+        cmd = "$(location @system//:protoc) --proto_path=%s --cpp_out=%s " % (
+            root or ".",
+            "$(GENDIR)/" + root if root else "$(GENDIR)",
+        ) +
               " ".join(["%s/%s" % (pkg, s) for s in srcs]),
     )
     native.filegroup(name = name + "_srcs", srcs = srcs, visibility = visibility)
