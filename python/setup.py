@@ -3,6 +3,7 @@ checkout's Debian libraries, as ./test.sh does) and packages it with the
 pure-Python layer. The wheel is for this machine's Python 3 and Debian 12
 shared libraries (abseil, protobuf, zlib, ISA-L)."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -11,6 +12,12 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+
+def shardfeed_version():
+    """SHARDFEED_VERSION from include/shardfeed/version.h, the one source."""
+    with open(os.path.join(ROOT, "include", "shardfeed", "version.h")) as f:
+        return re.search(r'#define SHARDFEED_VERSION "([^"]+)"', f.read()).group(1)
 
 
 class BuildWithBazel(build_py):
@@ -34,7 +41,7 @@ class BinaryDistribution(Distribution):
 
 setup(
     name="shardfeed",
-    version="0.1.0",
+    version=shardfeed_version(),
     description="TFRecord shards into training loops from C++ threads, zero-copy through DLPack",
     packages=["shardfeed"],
     python_requires=">=3.9",
