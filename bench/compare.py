@@ -235,6 +235,32 @@ for _ in range(2):
 print(json.dumps({"seconds": best, "records": count}))
 """
 
+DALI_READ = r"""
+import sys, json, time, math
+from nvidia.dali import pipeline_def, fn
+import nvidia.dali.tfrecord as tfrec
+files = sys.argv[2:]
+threads = int(sys.argv[1])
+@pipeline_def(batch_size=256, num_threads=threads, device_id=None, seed=1)
+def pipe():
+    # DALI reads our SHARD.index files directly (its tfrecord2idx format).
+    r = fn.readers.tfrecord(path=files, index_path=[f + ".index" for f in files],
+                            features={"image": tfrec.FixedLenFeature((), tfrec.string, ""),
+                                      "label": tfrec.FixedLenFeature([1], tfrec.int64, -1)},
+                            random_shuffle=True, initial_fill=10000, name="Reader")
+    return fn.reshape(r["image"], shape=[3, 32, 32]), r["label"]
+p = pipe()
+p.build()
+n = p.epoch_size("Reader")
+best = 1e9
+for _ in range(2):
+    t0 = time.perf_counter()
+    for _ in range(math.ceil(n / 256)):
+        p.run()
+    best = min(best, time.perf_counter() - t0)
+print(json.dumps({"seconds": best, "records": n}))
+"""
+
 
 def reading(a, work, ds):
     files = sorted(os.path.join(ds, f) for f in os.listdir(ds)
@@ -256,8 +282,8 @@ def reading(a, work, ds):
                                 "--decode-threads", str(threads), "--json"]).stdout)
             assert r["records"] == records, r
             best = r if best is None or r["seconds"] < best["seconds"] else best
-        e = entry(f"shardfeed bench (C++), {threads}+{threads} threads", best["seconds"], records,
-                  "records/s", t_pread, f"{threads} I/O + {threads} decode threads, shuffle 10000")
+        e = entry(f"shardfeed bench (C++), {threads} threads", best["seconds"], records,
+                  "records/s", t_pread, f"{threads} workers, global shuffle (planned path)")
         if threads == 2:
             res.append(e)
         scaling.append(e)
@@ -275,6 +301,18 @@ def reading(a, work, ds):
                      f"TFRecordDataset(num_parallel_reads=AUTOTUNE).shuffle(10000) -> "
                      f"{tf_best[0].replace('_', ' ')} (fastest of two arrangements) -> "
                      "decode_raw -> prefetch(AUTOTUNE)"))
+    try:
+        r = json.loads(run([sys.executable, "-c", DALI_READ, "2"] + files).stdout.splitlines()[-1])
+        assert r["records"] == records, r
+        res.append(entry("NVIDIA DALI TFRecord reader (CPU)", r["seconds"], records, "records/s",
+                         t_pread, "device_id=None, 2 threads, random_shuffle initial_fill 10000, "
+                         "batch 256, our .index files"))
+    except (subprocess.CalledProcessError, IndexError, ValueError) as e:
+        print(f"DALI skipped: {e}", file=sys.stderr)
+    r = json.loads(run([a.shardfeed, "bench", ds, "--split", "train", "--batch-size", "256",
+                        "--epochs", "1", "--seed", "1", "--streaming", "--json"]).stdout)
+    res.append(entry("shardfeed bench, streaming path (v1 design)", r["seconds"], records,
+                     "records/s", t_pread, "2 + 2 threads, shuffle buffer 10000"))
     r = json.loads(run([sys.executable, "-c", TORCH_READ] + files).stdout.splitlines()[-1])
     assert r["records"] == records, r
     res.append(entry("tfrecord package + torch DataLoader", r["seconds"], records, "records/s",

@@ -41,6 +41,20 @@ CpuAndWall CpuAndWallNow() {
   return t;
 }
 
+// Anonymous resident memory now (RssAnon: not counting mapped file pages of
+// the page cache), in MB; 0 where /proc is absent.
+double RssAnonMb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  double kb = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "RssAnon: %lf kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb / 1024.0;
+}
+
 double PeakRssMb() {
   struct rusage u;
   if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
@@ -209,11 +223,11 @@ int RunBench(int argc, char** argv) {
   const std::string verdict = Verdict(s, o);
   if (json) {
     std::printf("%s", absl::StrFormat(
-        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"cpu_us_per_record":%.3f,"path":"%s","verdict":"%s")",
+        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"cpu_us_per_record":%.3f,"path":"%s","verdict":"%s")",
         s.records, s.batches, s.bytes, wall, s.records / wall, s.bytes / wall / 1e6,
         s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds, s.wait_seconds,
         s.mean_ready_slots, s.skipped_records, (*loader)->device(), PeakRssMb(), s.cache_bytes,
-        s.cache_load_seconds, s.transform_seconds, first_batch_s, cpu_us_per_record,
+        s.cache_load_seconds, s.transform_seconds, first_batch_s, RssAnonMb(), cpu_us_per_record,
         (*loader)->path_note(), verdict).c_str());
     if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
     std::printf("}\n");
@@ -230,7 +244,7 @@ int RunBench(int argc, char** argv) {
               s.copy_seconds, (*loader)->device() < 0 ? " (host memory: no copies)" : "");
   std::printf("consumer     waited %.2fs for batches; ring occupancy %.2f of %d slots\n",
               s.wait_seconds, s.mean_ready_slots, o.prefetch);
-  std::printf("memory       peak RSS %.1f MB", PeakRssMb());
+  std::printf("memory       peak RSS %.1f MB (anonymous now %.1f MB)", PeakRssMb(), RssAnonMb());
   if (s.cache_bytes > 0) {
     std::printf("; resident table %.1f MB, loaded in %.2fs", s.cache_bytes / 1e6,
                 s.cache_load_seconds);

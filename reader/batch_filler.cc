@@ -134,7 +134,7 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
     }
   }
   counters->decode_seconds += NowSeconds() - t0 - (counters->crc_seconds - crc0);
-  return Compact(s, rows);
+  return CompactRows(r_->o.features, ok_, rows, &var_rows_, s);
 }
 
 absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
@@ -210,36 +210,6 @@ absl::Status BatchFiller::DecodeRow(const Pending& p, const char* framed, SlotRi
                                      var_values, DecodeContext{r_->o.seed, sample});
   if (!st.ok()) return DataLossAt(path, p.offset, st.message());
   return absl::OkStatus();
-}
-
-int64_t BatchFiller::Compact(SlotRing::Slot* s, int64_t rows) {
-  const std::vector<FeatureSpec>& spec = r_->o.features;
-  int64_t kept = 0;
-  for (int64_t row = 0; row < rows; ++row) {
-    if (!ok_[row]) continue;
-    if (kept != row) {
-      s->index[kept] = s->index[row];
-      for (size_t f = 0; f < spec.size(); ++f) {
-        if (spec[f].variable_length) {
-          std::swap(var_rows_[f][kept], var_rows_[f][row]);
-        } else {
-          std::memmove(s->rows_host[f] + kept * spec[f].row_bytes(),
-                       s->rows_host[f] + row * spec[f].row_bytes(), spec[f].row_bytes());
-        }
-      }
-    }
-    ++kept;
-  }
-  for (size_t f = 0; f < spec.size(); ++f) {
-    if (!spec[f].variable_length) continue;
-    s->var_values[f].clear();
-    s->var_offsets[f].assign(1, 0);
-    for (int64_t r = 0; r < kept; ++r) {
-      s->var_values[f] += var_rows_[f][r];
-      s->var_offsets[f].push_back(static_cast<int64_t>(s->var_values[f].size()));
-    }
-  }
-  return kept;
 }
 
 }  // namespace shardfeed

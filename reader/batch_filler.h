@@ -76,7 +76,6 @@ class BatchFiller {
   absl::Status ReadRuns(FillCounters* counters);
   absl::Status DecodeRow(const Pending& p, const char* framed, SlotRing::Slot* s,
                          uint64_t sample, FillCounters* counters);
-  int64_t Compact(SlotRing::Slot* s, int64_t rows);
 
   const Dataset* ds_;
   const ShardFiles* files_;

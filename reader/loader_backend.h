@@ -41,6 +41,32 @@ struct StageTimer {
   double seconds() const { return ns.load() / 1e9; }
 };
 
+// The counters behind LoaderStats that the filling paths share.
+struct PipelineCounters {
+  std::atomic<int64_t> bytes{0}, skipped{0};
+  StageTimer read, crc, decode, copy, wait, transform;
+  // Consumer thread only.
+  int64_t batches = 0, records = 0, ready_samples = 0, next_calls = 0;
+  double start = NowSeconds();
+
+  LoaderStats ToStats() const {
+    LoaderStats s;
+    s.batches = batches;
+    s.records = records;
+    s.bytes = bytes.load();
+    s.skipped_records = skipped.load();
+    s.wall_seconds = NowSeconds() - start;
+    s.read_seconds = read.seconds();
+    s.crc_seconds = crc.seconds();
+    s.decode_seconds = decode.seconds();
+    s.copy_seconds = copy.seconds();
+    s.wait_seconds = wait.seconds();
+    s.transform_seconds = transform.seconds();
+    s.mean_ready_slots = next_calls ? static_cast<double>(ready_samples) / next_calls : 0;
+    return s;
+  }
+};
+
 }  // namespace shardfeed
 
 #endif  // SHARDFEED_READER_LOADER_BACKEND_H_

@@ -81,7 +81,7 @@ class PlannedLoader : public Loader::Backend {
     l.batch_size = r_.o.batch_size;
     l.record_index = r_.o.record_index;
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
-    start_ = NowSeconds();
+    c_.start = NowSeconds();
     const int n = std::max(r_.o.io_threads, r_.o.decode_threads);
     for (int t = 0; t < n; ++t) workers_.emplace_back([this] { Work(); });
     return absl::OkStatus();
@@ -89,30 +89,12 @@ class PlannedLoader : public Loader::Backend {
 
   absl::StatusOr<Batch> Next(absl::Duration timeout) override {
     if (!final_.ok()) return final_;
-    const double t0 = NowSeconds();
-    std::unique_lock<std::mutex> lock(ring_->mu);
-    if (ring_->CountLocked(SlotRing::State::kInUse) == static_cast<int>(ring_->size_locked())) {
-      lock.unlock();
-      if (!r_.o.grow_ring) return ring_->AllHeldError();
-      RETURN_IF_ERROR(ring_->Grow());
-      lock.lock();
-    }
-    ready_samples_ += ring_->CountLocked(SlotRing::State::kReady);
-    ++next_calls_;
-    int k = -1;
-    SlotRing::Slot* s = nullptr;
-    auto done = [&] {
-      s = ring_->FindReadyLocked(next_, &k);
-      return s != nullptr || (end_ && next_ >= end_seq_);
-    };
-    if (timeout == absl::InfiniteDuration()) {
-      ring_->cv.wait(lock, done);
-    } else if (!ring_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), done)) {
-      wait_.Add(NowSeconds() - t0);
-      return absl::DeadlineExceededError("no batch yet");
-    }
-    wait_.Add(NowSeconds() - t0);
-    if (s == nullptr) return absl::OutOfRangeError("end of data: all epochs delivered");
+    std::unique_lock<std::mutex> lock;
+    ASSIGN_OR_RETURN(int k, ring_->AwaitReady(
+                                next_, timeout, r_.o.grow_ring,
+                                [&] { return end_ && next_ >= end_seq_; }, &c_, &lock));
+    if (k < 0) return absl::OutOfRangeError("end of data: all epochs delivered");
+    SlotRing::Slot* s = ring_->slot_locked(k);
     if (!s->error.ok()) {
       final_ = s->error;
       s->state = SlotRing::State::kFree;
@@ -121,27 +103,12 @@ class PlannedLoader : public Loader::Backend {
       return final_;
     }
     ++next_;
-    ++batches_;
-    records_ += s->rows;
+    ++c_.batches;
+    c_.records += s->rows;
     return ring_->DeliverLocked(k);
   }
 
-  LoaderStats stats() const override {
-    LoaderStats s;
-    s.batches = batches_;
-    s.records = records_;
-    s.bytes = bytes_.load();
-    s.skipped_records = skipped_.load();
-    s.wall_seconds = NowSeconds() - start_;
-    s.read_seconds = read_.seconds();
-    s.crc_seconds = crc_.seconds();
-    s.decode_seconds = decode_.seconds();
-    s.copy_seconds = copy_.seconds();
-    s.wait_seconds = wait_.seconds();
-    s.transform_seconds = transform_.seconds();
-    s.mean_ready_slots = next_calls_ ? static_cast<double>(ready_samples_) / next_calls_ : 0;
-    return s;
-  }
+  LoaderStats stats() const override { return c_.ToStats(); }
   const std::vector<FeatureSpec>& features() const override { return r_.o.features; }
   int64_t batches_per_epoch() const override { return seq_.full_epoch_batches(); }
   int device() const override { return ctx_ ? ctx_->ordinal : -1; }
@@ -203,7 +170,7 @@ class PlannedLoader : public Loader::Backend {
   absl::Status Fill(SlotRing::Slot* s, const PlannedBatch& b, BatchFiller* filler,
                     std::vector<int64_t>* records, int64_t* rows) {
     RETURN_IF_ERROR(ring_->PrepareFill(s));
-    if (ctx_ != nullptr) copy_.Add(LastCopySeconds(s));
+    if (ctx_ != nullptr) c_.copy.Add(LastCopySeconds(s));
     const PositionRange range =
         RankBatch(b.start, r_.total_records, r_.o.world_size, r_.o.rank, r_.o.batch_size, b.k);
     std::shared_ptr<const EpochOrder> order = OrderOf(b.epoch);
@@ -213,16 +180,16 @@ class PlannedLoader : public Loader::Backend {
         static_cast<uint64_t>(b.epoch) * r_.total_records + range.first;
     FillCounters c;
     absl::StatusOr<int64_t> kept = filler->Fill(*records, s, first_sample, &c);
-    read_.Add(c.read_seconds);
-    crc_.Add(c.crc_seconds);
-    decode_.Add(c.decode_seconds);
-    bytes_.fetch_add(c.bytes);
-    skipped_.fetch_add(c.skipped);
+    c_.read.Add(c.read_seconds);
+    c_.crc.Add(c.crc_seconds);
+    c_.decode.Add(c.decode_seconds);
+    c_.bytes.fetch_add(c.bytes);
+    c_.skipped.fetch_add(c.skipped);
     RETURN_IF_ERROR(kept.status());
     *rows = *kept;
     const double t0 = NowSeconds();
     RETURN_IF_ERROR(FinishSlot(ring_.get(), s, *rows, first_sample));
-    if (ctx_ == nullptr) transform_.Add(NowSeconds() - t0);
+    if (ctx_ == nullptr) c_.transform.Add(NowSeconds() - t0);
     return absl::OkStatus();
   }
 
@@ -242,10 +209,7 @@ class PlannedLoader : public Loader::Backend {
   // Consumer thread.
   uint64_t next_ = 0;
   absl::Status final_;
-  int64_t batches_ = 0, records_ = 0, ready_samples_ = 0, next_calls_ = 0;
-  std::atomic<int64_t> bytes_{0}, skipped_{0};
-  StageTimer read_, crc_, decode_, copy_, wait_, transform_;
-  double start_ = 0;
+  PipelineCounters c_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "gpu/cuda_status.h"
@@ -203,6 +204,63 @@ Batch SlotRing::DeliverLocked(int k) {
   return Batch(Lease(k), s->rows, s->epoch, Describe(s, s->rows),
                ctx_ ? static_cast<void*>(s->ready.get()) : nullptr,
                ctx_ ? ctx_->stream_handle() : nullptr);
+}
+
+absl::StatusOr<int> SlotRing::AwaitReady(uint64_t seq, absl::Duration timeout, bool grow,
+                                         const std::function<bool()>& finished,
+                                         PipelineCounters* counters,
+                                         std::unique_lock<std::mutex>* lock) {
+  const double t0 = NowSeconds();
+  *lock = std::unique_lock<std::mutex>(mu);
+  if (CountLocked(State::kInUse) == static_cast<int>(slots_.size())) {
+    lock->unlock();
+    if (!grow) return AllHeldError();
+    RETURN_IF_ERROR(Grow());
+    lock->lock();
+  }
+  counters->ready_samples += CountLocked(State::kReady);
+  ++counters->next_calls;
+  int k = -1;
+  auto ready = [&] { return FindReadyLocked(seq, &k) != nullptr || finished(); };
+  if (timeout == absl::InfiniteDuration()) {
+    cv.wait(*lock, ready);
+  } else if (!cv.wait_for(*lock, absl::ToChronoNanoseconds(timeout), ready)) {
+    counters->wait.Add(NowSeconds() - t0);
+    return absl::DeadlineExceededError("no batch yet");
+  }
+  counters->wait.Add(NowSeconds() - t0);
+  return k;
+}
+
+int64_t CompactRows(const std::vector<FeatureSpec>& spec, const std::vector<char>& ok,
+                    int64_t rows, std::vector<std::vector<std::string>>* var_rows,
+                    SlotRing::Slot* s) {
+  int64_t kept = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    if (!ok[row]) continue;
+    if (kept != row) {
+      s->index[kept] = s->index[row];
+      for (size_t f = 0; f < spec.size(); ++f) {
+        if (spec[f].variable_length) {
+          std::swap((*var_rows)[f][kept], (*var_rows)[f][row]);
+        } else if (s->rows_host[f] != nullptr) {
+          std::memmove(s->rows_host[f] + kept * spec[f].row_bytes(),
+                       s->rows_host[f] + row * spec[f].row_bytes(), spec[f].row_bytes());
+        }
+      }
+    }
+    ++kept;
+  }
+  for (size_t f = 0; f < spec.size(); ++f) {
+    if (!spec[f].variable_length) continue;
+    s->var_values[f].clear();
+    s->var_offsets[f].assign(1, 0);
+    for (int64_t r = 0; r < kept; ++r) {
+      s->var_values[f] += (*var_rows)[f][r];
+      s->var_offsets[f].push_back(static_cast<int64_t>(s->var_values[f].size()));
+    }
+  }
+  return kept;
 }
 
 void SlotRing::Release(int k, const ConsumerStreams& consumers) {

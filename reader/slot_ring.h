@@ -20,6 +20,7 @@
 #define SHARDFEED_READER_SLOT_RING_H_
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@
 #include "reader/consumer_fence.h"
 #include "reader/device_context.h"
 #include "reader/loader.h"
+#include "reader/loader_backend.h"
 
 namespace shardfeed {
 
@@ -112,6 +114,15 @@ class SlotRing : public std::enable_shared_from_this<SlotRing> {
   // (or queued before anything on the copy stream).
   absl::Status PrepareFill(Slot* s);
 
+  // The consumer's wait for the batch numbered `seq` (the paths that fill
+  // slots on their own threads): adds a slot first when the consumer holds
+  // them all (grow), or FAILED_PRECONDITION; DEADLINE_EXCEEDED after
+  // `timeout`. Returns with `*lock` (on mu) held: the slot's index, or -1
+  // once finished() (called with mu held) says no such batch will come.
+  absl::StatusOr<int> AwaitReady(uint64_t seq, absl::Duration timeout, bool grow,
+                                 const std::function<bool()>& finished,
+                                 PipelineCounters* counters, std::unique_lock<std::mutex>* lock);
+
   // Marks slot k InUse (mu held by the caller) and returns its Batch.
   Batch DeliverLocked(int k);
   // The tensors of slot s holding `rows` rows.
@@ -130,6 +141,14 @@ class SlotRing : public std::enable_shared_from_this<SlotRing> {
   std::shared_ptr<DeviceContext> ctx_;
   std::vector<std::unique_ptr<Slot>> slots_;  // guarded by mu
 };
+
+// Drops the rows of slot `s` whose ok[row] is 0, keeping the order (fixed
+// rows and record indices move down), and joins the variable-length values
+// of the kept rows (var_rows[feature][row]) into the slot. Returns the rows
+// kept.
+int64_t CompactRows(const std::vector<FeatureSpec>& spec, const std::vector<char>& ok,
+                    int64_t rows, std::vector<std::vector<std::string>>* var_rows,
+                    SlotRing::Slot* s);
 
 }  // namespace shardfeed
 

@@ -58,7 +58,7 @@ class StreamingLoader : public Loader::Backend {
     l.record_index = r_.o.record_index;
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
     pool_ = std::make_unique<WorkerPool>(r_.o.decode_threads);
-    start_ = NowSeconds();
+    c_.start = NowSeconds();
     producer_ = std::thread([this] { Produce(); });
     // Resuming: the batches before the state are read again and dropped.
     for (; skip_ > 0; --skip_) {
@@ -66,26 +66,17 @@ class StreamingLoader : public Loader::Backend {
       if (absl::IsOutOfRange(b.status())) break;
       RETURN_IF_ERROR(b.status());
     }
-    batches_ = records_ = 0;
+    c_.batches = c_.records = 0;
     return absl::OkStatus();
   }
 
   absl::StatusOr<Batch> Next(absl::Duration timeout) override { return NextBatch(timeout); }
 
   LoaderStats stats() const override {
-    LoaderStats s;
-    s.batches = batches_;
-    s.records = records_;
-    s.bytes = counters_.bytes.load();
-    s.skipped_records = skipped_.load();
-    s.wall_seconds = NowSeconds() - start_;
+    LoaderStats s = c_.ToStats();
     s.read_seconds = counters_.read.seconds();
     s.crc_seconds = counters_.crc.seconds();
-    s.decode_seconds = decode_.seconds();
-    s.copy_seconds = copy_.seconds();
-    s.wait_seconds = wait_.seconds();
-    s.transform_seconds = transform_.seconds();
-    s.mean_ready_slots = next_calls_ ? static_cast<double>(ready_samples_) / next_calls_ : 0;
+    s.bytes = counters_.bytes.load();
     return s;
   }
   const std::vector<FeatureSpec>& features() const override { return r_.o.features; }
@@ -105,33 +96,14 @@ class StreamingLoader : public Loader::Backend {
 
  private:
   absl::StatusOr<Batch> NextBatch(absl::Duration timeout) {
-    const double t0 = NowSeconds();
-    std::unique_lock<std::mutex> lock(ring_->mu);
-    if (ring_->CountLocked(SlotRing::State::kInUse) == static_cast<int>(ring_->size_locked())) {
-      lock.unlock();
-      if (!r_.o.grow_ring) return ring_->AllHeldError();
-      RETURN_IF_ERROR(ring_->Grow());
-      lock.lock();
-    }
-    ready_samples_ += ring_->CountLocked(SlotRing::State::kReady);
-    ++next_calls_;
-    int k = -1;
-    SlotRing::Slot* s = nullptr;
-    auto ready = [&] {
-      s = ring_->FindReadyLocked(next_consume_, &k);
-      return s != nullptr || producer_done_;
-    };
-    if (timeout == absl::InfiniteDuration()) {
-      ring_->cv.wait(lock, ready);
-    } else if (!ring_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), ready)) {
-      wait_.Add(NowSeconds() - t0);
-      return absl::DeadlineExceededError("no batch yet");
-    }
-    wait_.Add(NowSeconds() - t0);
-    if (s == nullptr) return final_status_;
+    std::unique_lock<std::mutex> lock;
+    ASSIGN_OR_RETURN(int k, ring_->AwaitReady(next_consume_, timeout, r_.o.grow_ring,
+                                              [&] { return producer_done_; }, &c_, &lock));
+    if (k < 0) return final_status_;
+    SlotRing::Slot* s = ring_->slot_locked(k);
     ++next_consume_;
-    ++batches_;
-    records_ += s->rows;
+    ++c_.batches;
+    c_.records += s->rows;
     if (s->epoch != epoch_) {
       epoch_ = s->epoch;
       epoch_batches_ = 0;
@@ -193,7 +165,7 @@ class StreamingLoader : public Loader::Backend {
       const int64_t take = std::min(debt_, b - *positions);
       debt_ -= take;
       *positions += take;
-      skipped_.fetch_add(take);
+      c_.skipped.fetch_add(take);
       if (*positions == b) break;
       StreamedRecord rec;
       ASSIGN_OR_RETURN(bool got, stream_->Next(&rec));
@@ -216,13 +188,13 @@ class StreamingLoader : public Loader::Backend {
     SlotRing::Slot* slot = TakeSlot();
     if (slot == nullptr) return absl::CancelledError("loader stopped");
     absl::Status st = ring_->PrepareFill(slot);
-    if (ctx_ != nullptr) copy_.Add(LastCopySeconds(slot));
+    if (ctx_ != nullptr) c_.copy.Add(LastCopySeconds(slot));
     const uint64_t first_sample = static_cast<uint64_t>(epoch) * per_rank_ + position_;
     int64_t rows = 0;
     if (st.ok()) st = Decode(slot, refs, first_sample, &rows);
     const double t0 = NowSeconds();
     if (st.ok()) st = FinishSlot(ring_.get(), slot, rows, first_sample);
-    if (ctx_ == nullptr) transform_.Add(NowSeconds() - t0);
+    if (ctx_ == nullptr) c_.transform.Add(NowSeconds() - t0);
     position_ += positions;
     std::lock_guard<std::mutex> lock(ring_->mu);
     if (!st.ok()) {
@@ -262,39 +234,19 @@ class StreamingLoader : public Loader::Backend {
                                      DecodeContext{r_.o.seed, first_sample + i});
         slot->index[i] = r_.shard_start[refs[i].shard] + refs[i].ordinal;
       }
-      decode_.Add(NowSeconds() - w0);
+      c_.decode.Add(NowSeconds() - w0);
     });
-    int64_t kept = 0;
+    std::vector<char> ok(refs.size(), 1);
     for (size_t i = 0; i < refs.size(); ++i) {
-      if (!errors[i].ok()) {
-        absl::Status located =
-            DataLossAt(ds_.shards[refs[i].shard].path, refs[i].offset, errors[i].message());
-        if (!r_.o.skip_corrupt) return located;
-        skipped_.fetch_add(1);
-        continue;
-      }
-      if (kept != static_cast<int64_t>(i)) {
-        slot->index[kept] = slot->index[i];
-        for (size_t f = 0; f < nf; ++f) {
-          if (spec[f].variable_length) {
-            std::swap(row_values_[f][kept], row_values_[f][i]);
-          } else {
-            std::memmove(slot->rows_host[f] + kept * spec[f].row_bytes(),
-                         slot->rows_host[f] + i * spec[f].row_bytes(), spec[f].row_bytes());
-          }
-        }
-      }
-      ++kept;
+      if (errors[i].ok()) continue;
+      absl::Status located =
+          DataLossAt(ds_.shards[refs[i].shard].path, refs[i].offset, errors[i].message());
+      if (!r_.o.skip_corrupt) return located;
+      c_.skipped.fetch_add(1);
+      ok[i] = 0;
     }
-    for (size_t f = 0; f < nf; ++f) {
-      if (!spec[f].variable_length) continue;
-      slot->var_values[f].clear();
-      slot->var_offsets[f].assign(1, 0);
-      for (int64_t r = 0; r < kept; ++r) {
-        slot->var_values[f] += row_values_[f][r];
-        slot->var_offsets[f].push_back(static_cast<int64_t>(slot->var_values[f].size()));
-      }
-    }
+    const int64_t kept =
+        CompactRows(spec, ok, static_cast<int64_t>(refs.size()), &row_values_, slot);
     *rows = kept;
     return absl::OkStatus();
   }
@@ -322,10 +274,7 @@ class StreamingLoader : public Loader::Backend {
   uint64_t next_consume_ = 0;
   int64_t first_epoch_ = 0, skip_ = 0, epoch_ = 0, epoch_batches_ = 0;
   int64_t per_rank_ = 0, bpe_ = 0;
-  int64_t batches_ = 0, records_ = 0, ready_samples_ = 0, next_calls_ = 0;
-  std::atomic<int64_t> skipped_{0};
-  StageTimer decode_, copy_, wait_, transform_;
-  double start_ = 0;
+  PipelineCounters c_;
 };
 
 }  // namespace
