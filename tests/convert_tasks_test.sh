@@ -93,6 +93,19 @@ check "... says --task-count is needed" grep -q "task-count" "$TMP/err"
 "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/bad" --task-index 3 --task-count 3 --quiet 2>/dev/null
 check "--task-index out of range: exit 2" test $? = 2
 
+# --- The examples run these commands ------------------------------------------
+for i in 0 1 2; do  # what sbatch --array=0-2 runs, without the merge submission
+  SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=3 SUBMIT_MERGE=0 SHARDFEED="$SF" \
+    bash "$ROOT/examples/slurm/convert_array.sh" "$IMG" "$TMP/ex-slurm" 2>/dev/null
+done
+check "examples/slurm/convert_array.sh tasks + merge" "$SF" merge "$TMP/ex-slurm" --quiet
+"$SF" convert image-folder --input "$IMG" --output "$TMP/ex-one" --shard-size 100MB --seed 42 --quiet
+check "the Slurm example's dataset is the single run's" diff -r "$TMP/ex-one" "$TMP/ex-slurm"
+YAML="$ROOT/examples/kubernetes/convert-job.yaml"
+check "Kubernetes example: --task-count equals completions" test \
+  "$(grep -o 'completions: [0-9]*' "$YAML" | grep -o '[0-9]*')" = \
+  "$(grep -o '"--task-count", "[0-9]*"' "$YAML" | grep -o '[0-9]*"$' | tr -d '"')"
+
 # --- Damaged and foreign parts -------------------------------------------------
 mkdir "$TMP/dmg"
 for i in 0 1; do "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/dmg" --shard-size 200KB --task-index $i --task-count 2 --quiet; done
