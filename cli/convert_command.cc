@@ -65,7 +65,7 @@ int RunConvert(int argc, char** argv) {
       "nothing that looks complete is left.");
   std::string input, output, prefix, shard_size = "100MB", compression = "none",
                                      validation_from;
-  int64_t num_shards = 0, seed = 42, threads = 0, level = -1;
+  int64_t num_shards = 0, seed = 42, threads = 0, level = -1, max_side = 0, quality = 90;
   int64_t task_index = -1, task_count = -1;
   bool no_shuffle = false, overwrite = false, strict = false, json = false, quiet = false,
        allow_small = false;
@@ -92,6 +92,12 @@ int RunConvert(int argc, char** argv) {
                   "                            as TensorFlow's CIFAR-10 script does)",
                   "BATCH");
   flags.AddBool("strict", &strict, "image-folder: a file that is not an image is an error");
+  flags.AddInt("max-side", &max_side,
+               "image-folder: re-encode images whose longer side exceeds N as JPEG with\n"
+               "                            that side N (cheaper decoding; 0: keep the bytes)",
+               "N", {0, 65535});
+  flags.AddInt("quality", &quality, "image-folder --max-side: JPEG quality (default 90)", "Q",
+               {1, 100});
   flags.AddBool("overwrite", &overwrite, "replace an existing dataset in DIR");
   flags.AddInt("task-index", &task_index,
                "write only task I's share into DIR/_parts (then: shardfeed merge DIR);\n"
@@ -136,6 +142,8 @@ int RunConvert(int argc, char** argv) {
   if (!task.ok()) return ReportError("convert", task.status());
   o.task_index = task->first;
   o.task_count = task->second;
+  o.max_side = static_cast<int>(max_side);
+  o.quality = static_cast<int>(quality);
   InstallInterruptHandler();
   o.cancelled = [] { return Interrupted(); };
   ProgressLine line;

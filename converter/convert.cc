@@ -117,6 +117,12 @@ absl::Status ValidateConvertOptions(const ConvertOptions& o) {
     RETURN_IF_ERROR(RefuseNestedFolders(o.input, o.output_dir,
                                         "image-folder reads every folder below --input"));
   }
+  if (o.max_side < 0 || (o.max_side > 0 && o.type != "image-folder") || o.quality < 1 ||
+      o.quality > 100) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-side ", o.max_side, " --quality ", o.quality,
+        ": max-side must be >= 0 (image-folder only), quality 1..100"));
+  }
   return absl::OkStatus();
 }
 
@@ -190,6 +196,8 @@ Manifest ManifestHeader(const ConvertOptions& o, const Source& source) {
   settings->set_compression(CompressionName(o.compression));
   settings->set_validation_from(o.validation_from);
   settings->set_strict(o.strict);
+  settings->set_max_side(o.max_side);
+  if (o.max_side > 0) settings->set_quality(o.quality);
   for (auto& f : source.schema()) *m.add_features() = f;
   for (auto& c : source.class_names()) m.add_class_names(c);
   for (auto& c : source.coarse_class_names()) m.add_coarse_class_names(c);
@@ -214,6 +222,8 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   so.input = o.input;
   so.validation_from = o.validation_from;
   so.strict = o.strict;
+  so.max_side = o.max_side;
+  so.quality = o.quality;
   ASSIGN_OR_RETURN(std::unique_ptr<Source> source, OpenSource(o.type, so));
   ASSIGN_OR_RETURN(const SplitLayout layout, LayoutFor(o, *source));
   if (o.task_count > 0) {

@@ -73,6 +73,11 @@ struct ConvertOptions {
   // `shardfeed merge OUTPUT` then verifies the parts and writes the manifest.
   int task_index = 0;
   int task_count = 0;
+  // image-folder: images whose longer side exceeds max_side (> 0) are
+  // re-encoded as JPEG of `quality` with that side resized to max_side
+  // (reader/decode/jpeg_encoder.h); recorded in the manifest.
+  int max_side = 0;
+  int quality = 90;
   // Polled while converting (between records); returning true cancels
   // (CANCELLED) within about one record's time.
   std::function<bool()> cancelled = [] { return false; };

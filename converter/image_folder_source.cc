@@ -4,8 +4,11 @@
 //   image/encoded (the file's bytes), image/format, image/class/label,
 //   image/class/text, image/filename, image/height, image/width
 // with height/width read from the JPEG/PNG/GIF header (no decoding). Label
-// ids come from the sorted class names. Files that are not images are skipped
+// ids come from the sorted class names. With max_side > 0, JPEG/PNG images
+// whose longer side exceeds it are stored re-encoded (jpeg_encoder.h): a
+// JPEG of that side, image/format "jpeg", the new height/width. Files that are not images are skipped
 // with a warning (an error with --strict).
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +16,7 @@
 #include "converter/file_list.h"
 #include "converter/image_header.h"
 #include "converter/source.h"
+#include "reader/decode/jpeg_encoder.h"
 #include "record/file.h"
 #include "record/status_macros.h"
 
@@ -29,9 +33,10 @@ class ImageFolderSource : public Source {
  public:
   ImageFolderSource(std::vector<std::string> split_names, std::vector<std::vector<Image>> images,
                     std::vector<std::string> classes, int64_t skipped,
-                    std::vector<std::string> warnings)
+                    std::vector<std::string> warnings, int max_side, int quality)
       : split_names_(std::move(split_names)), images_(std::move(images)),
-        classes_(std::move(classes)), skipped_(skipped), warnings_(std::move(warnings)) {}
+        classes_(std::move(classes)), skipped_(skipped), warnings_(std::move(warnings)),
+        max_side_(max_side), quality_(quality) {}
 
   std::vector<std::string> splits() const override { return split_names_; }
   size_t num_samples(size_t split) const override { return images_[split].size(); }
@@ -40,6 +45,17 @@ class ImageFolderSource : public Source {
     const Image& img = images_[split][index];
     ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(img.path));
     ASSIGN_OR_RETURN(ImageInfo info, ReadImageInfo(bytes, img.path));
+    if (max_side_ > 0 && std::max(info.width, info.height) > max_side_ && info.format != "gif") {
+      absl::StatusOr<Reencoded> r = ShrinkToMaxSide(bytes, max_side_, quality_);
+      if (!r.ok()) {
+        return absl::Status(r.status().code(),
+                            absl::StrCat(img.path, ": --max-side: ", r.status().message()));
+      }
+      bytes = std::move(r->bytes);
+      info.format = "jpeg";
+      info.width = r->width;
+      info.height = r->height;
+    }
     ExampleEncoder e;
     e.AddBytes("image/encoded", bytes);
     e.AddBytes("image/format", info.format);
@@ -70,6 +86,7 @@ class ImageFolderSource : public Source {
   std::vector<std::string> classes_;
   int64_t skipped_;
   std::vector<std::string> warnings_;
+  int max_side_, quality_;
 };
 
 }  // namespace
@@ -135,7 +152,8 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
     return absl::InvalidArgumentError(absl::StrCat(o.input, ": no images found"));
   }
   return std::unique_ptr<Source>(new ImageFolderSource(
-      std::move(split_names), std::move(images), std::move(classes), skipped, std::move(warnings)));
+      std::move(split_names), std::move(images), std::move(classes), skipped, std::move(warnings),
+      o.max_side, o.quality));
 }
 
 }  // namespace shardfeed

@@ -20,6 +20,8 @@ struct SourceOptions {
   std::string input;            // folder, archive, glob or list file
   std::string validation_from;  // CIFAR: a train batch to split off
   bool strict = false;          // image-folder: a non-image is an error
+  int max_side = 0;             // image-folder: re-encode larger images (0: off)
+  int quality = 90;             // image-folder: JPEG quality of re-encoded images
 };
 
 class Source {
