@@ -91,7 +91,7 @@ int RunBench(int argc, char** argv) {
           rank = 0, world = 1;
   bool no_shuffle = false, drop = false, skip = false, fingerprint = false, json = false;
   bool cache = false, quasi = false, streaming = false, no_mmap = false;
-  std::string cache_features, transforms;
+  std::string cache_features, transforms, decode_specs;
   int64_t cache_budget_mb = 0;
   flags.AddInt("batch-size", &batch, "records per batch", "N", {1, kMaxBatchSize});
   flags.AddInt("epochs", &epochs, "passes over the data (0: forever)", "N", {0});
@@ -126,6 +126,10 @@ int RunBench(int argc, char** argv) {
                   "fused image transforms, ';'-separated, e.g. "
                   "'image=chw,float16,cifar10,pad=4,flip' (layout chw|hwc; float32|float16|"
                   "bfloat16; mean=a/b/c std=a/b/c scale=X pad=N flip seed=N cifar10)",
+                  "SPEC");
+  flags.AddString("decode", &decode_specs,
+                  "decode stage, ';'-separated FEATURE=SPEC, e.g. 'image/encoded=image,"
+                  "random_resized_crop=224,flip' or '...=image,resize=256,center_crop=224'",
                   "SPEC");
   flags.AddBool("fingerprint", &fingerprint, "print records delivered and their fingerprint");
   flags.AddBool("json", &json, "print the results as JSON");
@@ -169,6 +173,9 @@ int RunBench(int argc, char** argv) {
     if (!t.ok()) return ReportError("bench", t.status());
     o.transforms.push_back(*t);
   }
+  auto decode_map = ParseDecodeOption(decode_specs);
+  if (!decode_map.ok()) return ReportError("bench", decode_map.status());
+  o.decode = *decode_map;
   if (fingerprint && !o.transforms.empty()) {
     return ReportError("bench", absl::InvalidArgumentError(
                                     "--fingerprint covers the decoded records: drop --transform"));

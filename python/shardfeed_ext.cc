@@ -192,8 +192,10 @@ class PyLoader {
            int rank, int world_size, bool skip_corrupt, bool cache,
            const std::vector<std::string>& cache_features, int64_t cache_budget_bytes,
            const std::map<std::string, std::string>& transforms, bool grow_ring,
-           const std::string& resume, const std::string& shuffle_mode) {
+           const std::string& resume, const std::string& shuffle_mode,
+           const std::map<std::string, std::string>& decode) {
     LoaderOptions o;
+    o.decode = decode;
     if (!resume.empty()) {
       auto state = LoaderState::Parse(resume);
       if (!state.ok()) Raise(state.status());
@@ -425,7 +427,7 @@ PYBIND11_MODULE(_shardfeed, m) {
                     int64_t, bool, uint64_t, int64_t, int64_t, bool, int, int, int, int, int, int,
                     bool, bool, const std::vector<std::string>&, int64_t,
                     const std::map<std::string, std::string>&, bool, const std::string&,
-                    const std::string&>())
+                    const std::string&, const std::map<std::string, std::string>&>())
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::Close)
       .def("stats", &PyLoader::Stats)

@@ -46,6 +46,7 @@
 #define SHARDFEED_READER_LOADER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -169,6 +170,11 @@ struct LoaderOptions {
   std::optional<LoaderState> resume;
   // Image transforms, at most one per feature (see FeatureTransform).
   std::vector<FeatureTransform> transforms;
+  // Decode stage: feature name -> decode spec (reader/decode/decode_spec.h),
+  // e.g. {"image/encoded", "image,random_resized_crop=224,flip"}: the
+  // feature is decoded in the pool straight into a fixed-shape row (see
+  // ApplyDecodeSpecs). Crops and flips depend on (seed, delivery number).
+  std::map<std::string, std::string> decode;
   // Also deliver "__index", int64 [rows] in host memory: each record's
   // position in the dataset (shards in dataset order, records in shard
   // order). Default: false.

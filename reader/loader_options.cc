@@ -89,6 +89,7 @@ absl::StatusOr<ResolvedOptions> ResolveOptions(const Dataset& dataset,
     return absl::InvalidArgumentError(
         absl::StrCat("rank ", o.rank, " is not in [0, world_size=", o.world_size, ")"));
   }
+  RETURN_IF_ERROR(ApplyDecodeSpecs(o.decode, &o.features));
   RETURN_IF_ERROR(ResolveTransforms(o.features, &o.transforms, &r.transform_of));
   o.io_threads = std::max(1, o.io_threads);
   o.decode_threads = std::max(1, o.decode_threads);

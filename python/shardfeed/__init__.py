@@ -98,6 +98,10 @@ class Loader:
         ones stream through a shuffle buffer of `shuffle_buffer` records.
     transforms: dict name -> "chw,float16,cifar10,pad=4,flip" (fused uint8 ->
         normalized NCHW on the device, or on the host with no GPU).
+    decode: dict name -> "image,random_resized_crop=224,flip" (evaluation:
+        "image,resize=256,center_crop=224"; "audio,length=16000,random_crop";
+        "int64,length=128,pad=0"): decoded in the pool into fixed-shape rows,
+        e.g. uint8 [B, 224, 224, 3] (reader/decode/decode_spec.h).
     cache: keep the dataset (or `cache_features`) resident and serve epochs
         from memory (GPU memory when device >= 0).
     `state_dict()` / `load_state_dict(d)` save and restore the position
@@ -111,7 +115,7 @@ class Loader:
                  shuffle_buffer=10000, epochs=None, drop_remainder=False, io_threads=2,
                  decode_threads=2, prefetch=3, device=-1, rank=None, world_size=None,
                  skip_corrupt=False, cache=False, cache_features=(), cache_budget_mb=0,
-                 transforms=None, grow_ring=True):
+                 transforms=None, grow_ring=True, decode=None):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         env_rank, env_world = rank_and_world_size()
@@ -130,13 +134,14 @@ class Loader:
             list(cache_features), int(cache_budget_mb * 1000000), dict(transforms or {}),
             grow_ring)
         self._mode = mode
+        self._decode = dict(decode or {})
         self._pid = os.getpid()
         self._impl = None
         self._open("")
         self.rank, self.world_size = rank, world_size
 
     def _open(self, resume):
-        impl = _shardfeed.Loader(*self._args, resume, self._mode)
+        impl = _shardfeed.Loader(*self._args, resume, self._mode, self._decode)
         old, self._impl = self._impl, impl
         if old is not None:
             old.close()
