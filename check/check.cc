@@ -7,20 +7,20 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <map>
 #include <set>
 #include <system_error>
 #include <thread>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "check/check_inputs.h"
 #include "check/salvage_guard.h"
 #include "check/schema.h"
-#include "converter/file_list.h"
 #include "converter/leftovers.h"
+#include "reader/schema_inference.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
 #include "record/file.h"
@@ -30,109 +30,17 @@
 #include "record/record_reader.h"
 #include "record/record_scanner.h"
 #include "record/record_writer.h"
+#include "record/shard_name.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
 namespace {
 
-bool IsShardName(absl::string_view name) {
-  return (absl::StrContains(name, ".tfrecord")) && !absl::EndsWith(name, ".index") &&
-         !absl::StrContains(name, ".tmp-") && !absl::StrContains(name, ".partial") &&
-         !absl::StartsWith(name, ".");
-}
-
-std::string Basename(const std::string& p) {
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-
-std::string Dirname(const std::string& p) {
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
+std::string Basename(const std::string& p) { return std::string(BaseName(p)); }
 
 bool IsDirectory(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-struct Inputs {
-  std::vector<std::string> shards;
-  std::vector<Manifest> manifests;
-  std::vector<std::string> manifest_paths;
-  // shard path → its manifest entry and the index of its manifest
-  std::map<std::string, std::pair<ShardInfo, size_t>> listed;
-  std::vector<CheckProblem> problems;
-};
-
-absl::Status LoadManifest(const std::string& path, Inputs* in) {
-  ASSIGN_OR_RETURN(std::string json, ReadFileToString(path));
-  in->manifest_paths.push_back(path);
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  Manifest manifest;
-  auto parsed = google::protobuf::util::JsonStringToMessage(json, &manifest, options);
-  const std::string dir = Dirname(path);
-  std::set<std::string> listed_names;
-  if (!parsed.ok()) {
-    in->problems.push_back({path, -1, absl::StrCat("not a valid manifest: ", parsed.ToString())});
-  } else {
-    in->manifests.push_back(manifest);
-    for (const ShardInfo& s : manifest.shards()) {
-      std::string shard = absl::StrCat(dir, "/", s.file());
-      listed_names.insert(s.file());
-      if (!PathExists(shard)) {
-        in->problems.push_back({path, -1, absl::StrCat("lists shard ", s.file(), ", which is missing")});
-        continue;
-      }
-      in->listed[shard] = {s, in->manifests.size() - 1};
-      in->shards.push_back(shard);
-    }
-  }
-  ASSIGN_OR_RETURN(DirEntries entries, ListDir(dir));
-  for (const std::string& f : entries.files) {
-    if (!IsShardName(f) || listed_names.count(f)) continue;
-    std::string shard = absl::StrCat(dir, "/", f);
-    in->problems.push_back({shard, -1, "shard present but not listed in manifest.json"});
-    if (!parsed.ok()) in->shards.push_back(shard);
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Inputs> ExpandInputs(const std::vector<std::string>& paths) {
-  Inputs in;
-  for (const std::string& p : paths) {
-    if (p.find_first_of("*?[") != std::string::npos) {
-      ASSIGN_OR_RETURN(std::vector<std::string> matches, Glob(p));
-      for (auto& m : matches) {
-        if (!absl::EndsWith(m, ".index")) in.shards.push_back(m);
-      }
-    } else if (Basename(p) == "manifest.json") {
-      RETURN_IF_ERROR(LoadManifest(p, &in));
-    } else if (IsDirectory(p)) {
-      std::string manifest = absl::StrCat(p, "/manifest.json");
-      if (PathExists(manifest)) {
-        RETURN_IF_ERROR(LoadManifest(manifest, &in));
-        continue;
-      }
-      ASSIGN_OR_RETURN(DirEntries entries, ListDir(p));
-      size_t before = in.shards.size();
-      for (const std::string& f : entries.files) {
-        if (IsShardName(f)) in.shards.push_back(absl::StrCat(p, "/", f));
-      }
-      if (in.shards.size() == before) {
-        return absl::InvalidArgumentError(absl::StrCat(p, ": no shards (*.tfrecord*) here"));
-      }
-    } else if (PathExists(p)) {
-      in.shards.push_back(p);
-    } else {
-      return absl::NotFoundError(absl::StrCat(p, ": no such file or directory"));
-    }
-  }
-  if (in.shards.empty() && in.problems.empty()) {
-    return absl::InvalidArgumentError("nothing to check");
-  }
-  return in;
 }
 
 // The whole decompressed stream (or the prefix before a decompression error,
@@ -178,7 +86,8 @@ std::string StripLocation(const std::string& message, const std::string& path) {
 
 class ShardChecker {
  public:
-  ShardChecker(const std::string& path, const Schema& schema, const ShardInfo* listed,
+  // `schema`: the manifest's; nullptr: infer it (see inference()).
+  ShardChecker(const std::string& path, const Schema* schema, const ShardInfo* listed,
                bool require_index, const CheckOptions& o)
       : path_(path), schema_(schema), listed_(listed), require_index_(require_index), o_(o) {
     result_.path = path;
@@ -213,6 +122,7 @@ class ShardChecker {
     }
     if (result_.damaged) RETURN_IF_ERROR(Rescan());
     result_.records = static_cast<int64_t>(entries_.size());
+    if (result_.bytes == 0) return CheckEmpty();
     CheckIndex();
     RETURN_IF_ERROR(CheckListed());
     return absl::OkStatus();
@@ -223,6 +133,9 @@ class ShardChecker {
   // Called while reading with the bytes of the file read so far (every few
   // MB), so progress advances within one large (e.g. gzip) shard.
   void set_progress(std::function<void(uint64_t)> progress) { progress_ = std::move(progress); }
+  std::vector<CheckProblem>& notes() { return notes_; }
+  // The records' features, when checked without a manifest's schema.
+  const SchemaInference& inference() const { return inference_; }
 
  private:
   void Add(int64_t offset, std::string what) { problems_.push_back({path_, offset, std::move(what)}); }
@@ -240,7 +153,12 @@ class ShardChecker {
 
   void CheckSchema(absl::string_view record, uint64_t offset) {
     if (o_.raw) return;
-    std::string problem = SchemaProblem(record, schema_);
+    std::string problem;
+    if (schema_ != nullptr) {
+      problem = SchemaProblem(record, *schema_);
+    } else if (absl::Status s = inference_.Add(record, static_cast<int64_t>(offset)); !s.ok()) {
+      problem = absl::StrCat("not an Example: ", s.message());
+    }
     if (problem.empty()) return;
     if (schema_problems_++ < o_.max_problems_per_shard) {
       Add(static_cast<int64_t>(offset), problem);
@@ -256,6 +174,7 @@ class ShardChecker {
     ASSIGN_OR_RETURN(std::string data, LoadStream(path_, compression_, &stream_error));
     entries_.clear();
     schema_problems_ = 0;
+    inference_ = SchemaInference();
     std::vector<std::pair<uint64_t, uint64_t>> dropped;
     std::vector<std::string> good;
     RecordScanner scanner(data);
@@ -338,6 +257,18 @@ class ShardChecker {
     }
   }
 
+  // A zero-byte file: no index to compare, no checksum worth computing.
+  absl::Status CheckEmpty() {
+    result_.empty = true;
+    if (listed_ != nullptr && listed_->records() > 0) {
+      Add(-1, absl::StrCat("is empty (0 bytes); the manifest lists ", listed_->records(),
+                           " records for it"));
+    } else {
+      notes_.push_back({path_, -1, "empty shard (0 bytes, no records)"});
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckListed() {
     if (listed_ == nullptr) return absl::OkStatus();
     if (listed_->records() != result_.records) {
@@ -361,13 +292,15 @@ class ShardChecker {
   }
 
   const std::string path_;
-  const Schema& schema_;
+  const Schema* schema_;
   const ShardInfo* listed_;
   bool require_index_;
   const CheckOptions& o_;
   Compression compression_ = Compression::kNone;
   ShardResult result_;
   std::vector<CheckProblem> problems_;
+  std::vector<CheckProblem> notes_;
+  SchemaInference inference_;
   std::vector<IndexEntry> entries_;
   int schema_problems_ = 0;
   bool fold_file_crc_ = false;
@@ -376,41 +309,50 @@ class ShardChecker {
   uint64_t progress_at_ = 0;
 };
 
-Schema SampleSchema(const std::string& shard) {
-  std::vector<std::string> sample;
-  auto reader = RecordReader::Open(shard);
-  if (!reader.ok()) return {};
-  absl::string_view r;
-  while (sample.size() < 100 && (*reader)->ReadRecord(&r).ok()) sample.emplace_back(r);
-  return InferSchema(sample);
-}
+}  // namespace
 
-std::string JsonEscape(absl::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
+namespace {
+
+// Shards checked without a manifest: the schema inferred from all of their
+// records, and a problem where a feature's kind differs from the one most
+// records give it (at the first such record of each shard).
+SchemaReport InferredSchema(const std::vector<std::string>& paths,
+                            const std::vector<const SchemaInference*>& shards,
+                            std::vector<CheckProblem>* problems) {
+  SchemaInference all;
+  for (const SchemaInference* s : shards) all.Merge(*s);
+  for (const auto& [key, total] : all.features()) {
+    if (!total.conflicting()) continue;
+    const FeatureKind want = total.kind();
+    for (size_t i = 0; i < shards.size(); ++i) {
+      auto it = shards[i]->features().find(key);
+      if (it == shards[i]->features().end()) continue;
+      for (int k = 1; k <= 3; ++k) {
+        const auto kind = static_cast<FeatureKind>(k);
+        if (kind == want || it->second.records[k] == 0) continue;
+        problems->push_back(
+            {paths[i], it->second.first_offset[k],
+             absl::StrCat("feature '", key, "' is ", FeatureKindName(kind), " in ",
+                          it->second.records[k], " records of this shard (the first here), ",
+                          FeatureKindName(want), " in ", total.records[static_cast<int>(want)],
+                          " records of the dataset")});
+      }
     }
   }
-  return out;
+  SchemaReport r;
+  r.source = absl::StrCat("inferred from ", all.records(), " records in ", shards.size(),
+                          shards.size() == 1 ? " shard" : " shards");
+  r.inferred = true;
+  r.features = all.Schema();
+  for (const auto& [key, n] : all.feature_lists()) r.feature_lists.push_back(key);
+  return r;
 }
 
 }  // namespace
 
 absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const CheckOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(Inputs in, ExpandInputs(paths));
-  std::sort(in.shards.begin(), in.shards.end());
-  in.shards.erase(std::unique(in.shards.begin(), in.shards.end()), in.shards.end());
+  ASSIGN_OR_RETURN(CheckInputs in, ExpandCheckInputs(paths));
   if (!o.salvage_dir.empty()) {
     RETURN_IF_ERROR(RefuseSalvageOverInputs(in.shards, o.salvage_dir));
     ::mkdir(o.salvage_dir.c_str(), 0755);
@@ -418,18 +360,10 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       return absl::InvalidArgumentError(absl::StrCat(o.salvage_dir, ": cannot create the salvage folder"));
     }
   }
-  // Shards listed in the manifest follow its schema; any others (given
-  // beside it) are compared with the first of them.
+  // Shards a manifest lists follow its schema; the others, the schema
+  // inferred from all of them (after the pass, from each shard's counts).
   std::vector<Schema> manifest_schemas;
-  Schema other_schema;
-  for (const Manifest& m : in.manifests) manifest_schemas.push_back(SchemaFromManifest(m));
-  if (!o.raw) {
-    for (const auto& s : in.shards) {
-      if (in.listed.count(s)) continue;
-      other_schema = SampleSchema(s);
-      break;
-    }
-  }
+  for (const auto& [path, m] : in.manifests) manifest_schemas.push_back(SchemaFromManifest(m));
   uint64_t total_bytes = 0;
   for (const auto& s : in.shards) {
     struct stat st;
@@ -444,6 +378,8 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   report.leftovers = FindLeftoversBeside(checked);
   report.shards.resize(in.shards.size());
   std::vector<std::vector<CheckProblem>> shard_problems(in.shards.size());
+  std::vector<std::vector<CheckProblem>> shard_notes(in.shards.size());
+  std::vector<SchemaInference> inferred(in.shards.size());
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> bytes_done{0};
   std::mutex mu;
@@ -455,8 +391,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
     for (size_t i; (i = next.fetch_add(1)) < in.shards.size();) {
       auto it = in.listed.find(in.shards[i]);
       const bool listed = it != in.listed.end();
-      ShardChecker checker(in.shards[i],
-                           listed ? manifest_schemas[it->second.second] : other_schema,
+      ShardChecker checker(in.shards[i], listed ? &manifest_schemas[it->second.second] : nullptr,
                            listed ? &it->second.first : nullptr, /*require_index=*/listed, o);
       uint64_t reported = 0;  // of this shard's bytes
       auto advance = [&](uint64_t position) {
@@ -475,6 +410,8 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       }
       report.shards[i] = std::move(checker.result());
       shard_problems[i] = std::move(checker.problems());
+      shard_notes[i] = std::move(checker.notes());
+      inferred[i] = checker.inference();
       advance(report.shards[i].bytes);
     }
   };
@@ -492,10 +429,28 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   for (auto& t : pool) t.join();
   RETURN_IF_ERROR(first_error);
 
+  std::vector<std::string> unlisted_paths;
+  std::vector<const SchemaInference*> unlisted;
   for (size_t i = 0; i < report.shards.size(); ++i) {
     report.records += report.shards[i].records;
     report.bytes += report.shards[i].bytes;
     for (auto& p : shard_problems[i]) report.problems.push_back(std::move(p));
+    for (auto& p : shard_notes[i]) report.notes.push_back(std::move(p));
+    if (!in.listed.count(in.shards[i])) {
+      unlisted_paths.push_back(in.shards[i]);
+      unlisted.push_back(&inferred[i]);
+    }
+  }
+  if (!o.raw) {
+    for (const auto& [path, m] : in.manifests) {
+      SchemaReport r;
+      r.source = path;
+      r.features.assign(m.features().begin(), m.features().end());
+      report.schemas.push_back(std::move(r));
+    }
+    if (!unlisted.empty()) {
+      report.schemas.push_back(InferredSchema(unlisted_paths, unlisted, &report.problems));
+    }
   }
   std::stable_sort(report.problems.begin(), report.problems.end(),
                    [](const CheckProblem& a, const CheckProblem& b) {
@@ -504,47 +459,6 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
-}
-
-std::string FormatProblem(const CheckProblem& p) {
-  if (p.offset < 0) return absl::StrCat(p.file, ": ", p.what);
-  return absl::StrCat(p.file, ":", p.offset, ": ", p.what);
-}
-
-std::string ReportToJson(const CheckReport& r) {
-  std::string problems, shards;
-  for (const auto& p : r.problems) {
-    absl::StrAppend(&problems, problems.empty() ? "" : ",",
-                    absl::StrFormat(R"({"file":"%s","offset":%d,"what":"%s","line":"%s"})",
-                                    JsonEscape(p.file), p.offset, JsonEscape(p.what),
-                                    JsonEscape(FormatProblem(p))));
-  }
-  for (const auto& s : r.shards) {
-    std::string salvage = "null";
-    if (s.salvaged) {
-      std::string ranges;
-      for (auto [b, e] : s.salvage.dropped_ranges) {
-        absl::StrAppend(&ranges, ranges.empty() ? "" : ",", "[", b, ",", e, "]");
-      }
-      salvage = absl::StrFormat(
-          R"({"output":"%s","records_kept":%d,"records_dropped":%d,"regions_dropped":%d,"dropped_ranges":[%s]})",
-          JsonEscape(s.salvage.output), s.salvage.records_kept, s.salvage.records_dropped,
-          s.salvage.regions_dropped, ranges);
-    }
-    absl::StrAppend(&shards, shards.empty() ? "" : ",",
-                    absl::StrFormat(R"({"file":"%s","records":%d,"bytes":%d,"damaged":%s,"salvage":%s})",
-                                    JsonEscape(s.path), s.records, s.bytes,
-                                    s.damaged ? "true" : "false", salvage));
-  }
-  std::string leftovers;
-  for (const auto& f : r.leftovers) {
-    absl::StrAppend(&leftovers, leftovers.empty() ? "" : ",", "\"", JsonEscape(f), "\"");
-  }
-  return absl::StrFormat(
-      R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":"%s","problems":[%s],"shard_results":[%s],"leftovers":[%s]})",
-      r.problems.empty() ? "true" : "false", r.shards.size(), r.records, r.bytes, r.seconds,
-      r.bytes / 1e6 / std::max(r.seconds, 1e-9), JsonEscape(r.manifest), problems, shards,
-      leftovers);
 }
 
 }  // namespace shardfeed

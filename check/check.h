@@ -3,10 +3,16 @@
 //
 // Per shard: framing and both CRCs of every record, a clean end (a truncated
 // tail is a problem, not the end of data), decompression errors, that every
-// record is an Example matching the dataset's schema (unless raw), and the
-// .index file. Per dataset (a manifest.json or a folder holding one): every
+// record is an Example (or SequenceExample) matching the dataset's schema
+// (unless raw), and the .index file. The schema is the manifest's when the
+// shard's manifest is known (given, or beside a shard given by path);
+// otherwise it is inferred from ALL records of the shards without one
+// (reader/schema_inference.h: a missing feature is optional, a varying
+// count is variable-length; only a kind that differs between records is a
+// problem). Per dataset (a manifest.json or a folder holding one): every
 // listed shard present with its record count, size and checksum, and no
-// unlisted shards. Shards are checked in parallel, one thread per shard.
+// unlisted shards. A zero-byte shard is empty: a note, or a problem when its
+// manifest lists records for it. Shards are checked in parallel.
 //
 // Problems are data, not errors: Check() fails only for usage or I/O errors
 // (a path that does not exist). Nothing is ever modified in place.
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/manifest.pb.h"
 
 namespace shardfeed {
 
@@ -54,13 +61,27 @@ struct ShardResult {
   int64_t records = 0;
   uint64_t bytes = 0;  // on disk
   bool damaged = false;  // framing, CRC or compression problems
+  bool empty = false;    // zero bytes
   bool salvaged = false;
   SalvageResult salvage;
+};
+
+// The schema the records were checked against.
+struct SchemaReport {
+  // A manifest's path, or "inferred from N records in M shards".
+  std::string source;
+  bool inferred = false;
+  std::vector<FeatureSchema> features;
+  // SequenceExample feature_lists keys seen (their values are not checked).
+  std::vector<std::string> feature_lists;
 };
 
 struct CheckReport {
   std::vector<ShardResult> shards;
   std::vector<CheckProblem> problems;  // sorted by file, then offset
+  // Worth saying, not a problem (an empty shard no manifest expects records in).
+  std::vector<CheckProblem> notes;
+  std::vector<SchemaReport> schemas;   // unless raw
   int64_t records = 0;
   uint64_t bytes = 0;
   double seconds = 0;
@@ -75,7 +96,8 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths,
 
 // "FILE:OFFSET: what" (or "FILE: what").
 std::string FormatProblem(const CheckProblem& p);
-// The report as one JSON document.
+// The report as one JSON document: ok, counts, problems, notes, schemas,
+// shard_results.
 std::string ReportToJson(const CheckReport& report);
 
 }  // namespace shardfeed

@@ -22,19 +22,6 @@ struct Observed {
   int64_t byte_length;  // of the single bytes value, else -1
 };
 
-absl::StatusOr<std::map<std::string, Observed, std::less<>>> Observe(absl::string_view record) {
-  std::map<std::string, Observed, std::less<>> out;
-  absl::Status s = WalkExample(record, [&](absl::string_view key, const FeatureView& f) {
-    int64_t count = 0, bytes = 0;
-    absl::Status st = CountValues(f, &count, &bytes);
-    if (!st.ok()) return st;
-    out[std::string(key)] = {f.kind, count, f.kind == FeatureKind::kBytes && count == 1 ? bytes : -1};
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  return out;
-}
-
 }  // namespace
 
 Schema SchemaFromManifest(const Manifest& manifest) {
@@ -42,6 +29,7 @@ Schema SchemaFromManifest(const Manifest& manifest) {
   for (const FeatureSchema& f : manifest.features()) {
     FeatureRule rule;
     rule.kind = KindFromName(f.kind());
+    rule.optional = f.optional();
     rule.count = f.length() > 0 ? f.length() : -1;
     if (f.dtype() == "uint8" && f.shape_size() > 0 && rule.count == 1) {
       int64_t n = 1;
@@ -53,34 +41,12 @@ Schema SchemaFromManifest(const Manifest& manifest) {
   return schema;
 }
 
-Schema InferSchema(const std::vector<std::string>& sample) {
-  Schema schema;
-  bool first = true;
-  for (const std::string& record : sample) {
-    auto observed = Observe(record);
-    if (!observed.ok() || observed->empty()) continue;
-    if (first) {
-      for (const auto& [key, o] : *observed) schema[key] = {o.kind, o.count, o.byte_length};
-      first = false;
-      continue;
-    }
-    for (auto& [key, rule] : schema) {
-      auto it = observed->find(key);
-      if (it == observed->end()) continue;
-      if (rule.kind == FeatureKind::kNone) rule.kind = it->second.kind;
-      if (it->second.kind == FeatureKind::kNone) continue;  // an empty Feature: a missing value
-      if (rule.count != it->second.count) rule.count = -1;
-      if (rule.byte_length != it->second.byte_length) rule.byte_length = -1;
-    }
-  }
-  return schema;
-}
-
 std::string SchemaProblem(absl::string_view record, const Schema& schema) {
   // Allocation-free on the clean path: keys are views into the record;
   // a repeated key replaces the earlier one (last wins, as in protobuf).
   absl::InlinedVector<std::pair<absl::string_view, Observed>, 16> observed;
-  absl::Status walked = WalkExample(record, [&](absl::string_view key, const FeatureView& f) {
+  std::vector<absl::string_view> feature_lists;  // a SequenceExample's: not part of the schema
+  absl::Status walked = WalkExampleOrSequence(record, [&](absl::string_view key, const FeatureView& f) {
     int64_t count = 0, bytes = 0;
     absl::Status st = CountValues(f, &count, &bytes);
     if (!st.ok()) return st;
@@ -93,7 +59,7 @@ std::string SchemaProblem(absl::string_view record, const Schema& schema) {
     }
     observed.emplace_back(key, o);
     return absl::OkStatus();
-  });
+  }, &feature_lists);
   if (!walked.ok()) return absl::StrCat("not an Example: ", walked.message());
   if (schema.empty()) return "";
   std::vector<std::string> problems;
@@ -104,6 +70,7 @@ std::string SchemaProblem(absl::string_view record, const Schema& schema) {
       if (k == key) found = &v;
     }
     if (found == nullptr) {
+      if (rule.optional) continue;
       problems.push_back(absl::StrCat("missing feature '", key, "'"));
       continue;
     }

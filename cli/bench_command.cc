@@ -182,6 +182,7 @@ int RunBench(int argc, char** argv) {
   }
   auto ds = Dataset::Open(paths, split);
   if (!ds.ok()) return ReportError("bench", ds.status());
+  for (const std::string& n : ds->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   // A batch larger than a rank's share of the dataset only allocates memory
   // for rows that never fill.
   const int64_t per_rank = std::max<int64_t>(1, ds->total_records() / o.world_size);

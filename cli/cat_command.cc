@@ -20,6 +20,7 @@ namespace {
 absl::Status PrintFingerprint(const std::vector<std::string>& paths, const std::string& spec_text) {
   auto ds = Dataset::Open(paths);
   if (!ds.ok()) return ds.status();
+  for (const std::string& n : ds->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   std::vector<FeatureSpec> spec;
   if (!spec_text.empty()) {
     auto parsed = ParseSpec(spec_text);

@@ -4,12 +4,30 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "check/check.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
+#include "reader/schema_inference.h"
 
 namespace shardfeed::cli {
+namespace {
+
+void PrintSchema(const SchemaReport& schema) {
+  std::printf("schema (%s):\n", schema.inferred ? schema.source.c_str()
+                                                : ("from " + schema.source).c_str());
+  if (schema.features.empty()) std::printf("  (no features)\n");
+  for (const FeatureSchema& f : schema.features) {
+    std::printf("  %s\n", DescribeFeature(f).c_str());
+  }
+  if (!schema.feature_lists.empty()) {
+    std::printf("  SequenceExample feature_lists (values not checked): %s\n",
+                absl::StrJoin(schema.feature_lists, ", ").c_str());
+  }
+}
+
+}  // namespace
 
 int RunCheck(int argc, char** argv) {
   FlagParser flags(
@@ -18,10 +36,16 @@ int RunCheck(int argc, char** argv) {
       "manifest.json (a directory holding manifest.json is checked as a dataset).\n\n"
       "Checks the framing and both CRCs of every record, a clean end of file (a\n"
       "truncated tail is reported, not taken for the end), decompression, that\n"
-      "every record is an Example with the dataset's schema (feature keys, kinds\n"
-      "and fixed lengths; from the manifest, or inferred from the first records),\n"
-      "each shard's .index, and the manifest (every listed shard present with its\n"
-      "record count, size and checksum; no unlisted shards).\n\n"
+      "every record is an Example with the dataset's schema, and each shard's\n"
+      ".index and the manifest (every listed shard present with its record count,\n"
+      "size and checksum; no unlisted shards). The schema is the manifest's (also\n"
+      "for a shard given by path with manifest.json beside it); without one it is\n"
+      "inferred from ALL records: a feature missing from some records is optional,\n"
+      "a varying number of values is variable-length; only a feature whose kind\n"
+      "differs between records (bytes here, int64 there) is a problem. The summary\n"
+      "shows the schema. Shards: names with .tfrecord or TensorFlow's\n"
+      "NAME-NNNNN-of-NNNNN (any extension); .index files matched by a glob are\n"
+      "not shards, a manifest.json matched is the dataset.\n\n"
       "Prints one line per problem as FILE:OFFSET: what is wrong, then a summary.\n"
       "With --salvage OUTDIR, the good records of damaged shards are written to\n"
       "new shards of the same names in OUTDIR; nothing is modified in place (an\n"
@@ -78,6 +102,8 @@ int RunCheck(int argc, char** argv) {
                   f.c_str());
     }
     if (!quiet) {
+      for (const auto& n : report->notes) std::printf("note: %s\n", FormatProblem(n).c_str());
+      for (const SchemaReport& schema : report->schemas) PrintSchema(schema);
       std::printf("%-8s %10s %12s %10s %9s\n", "shards", "records", "bytes", "MB/s", "problems");
       std::printf("%-8zu %10lld %12llu %10.1f %9zu\n", report->shards.size(),
                   static_cast<long long>(report->records),

@@ -14,9 +14,14 @@ namespace shardfeed::cli {
 // be valid protobuf wire data is not taken for an Example).
 bool ParseStrictExample(absl::string_view record, Example* example);
 
+// The same for a tf.train.SequenceExample (context, feature_lists).
+bool ParseStrictSequenceExample(absl::string_view record, SequenceExample* sequence);
+
 // The record as one JSON line (no newline): protobuf's canonical JSON
-// mapping of the Example when it is one and !raw; otherwise a JSON string of
-// the record's bytes in base64.
+// mapping of the Example, or else of the SequenceExample ({"context": ...,
+// "featureLists": ...}), when it is one and !raw; otherwise a JSON string of
+// the record's bytes in base64. (A SequenceExample without feature_lists is
+// the same bytes as an Example: it prints as one.)
 std::string RecordToJson(absl::string_view record, bool raw);
 
 }  // namespace shardfeed::cli

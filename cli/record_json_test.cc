@@ -55,3 +55,27 @@ TEST(RecordJson, UnknownFieldsInsideAFeatureAreNotAnExample) {
 
 }  // namespace
 }  // namespace shardfeed::cli
+
+namespace shardfeed::cli {
+namespace {
+
+// Printed as base64 before: `cat` showed SequenceExamples as opaque bytes.
+TEST(RecordJson, SequenceExampleIsJsonWithContextAndFeatureLists) {
+  SequenceExample s;
+  (*s.mutable_context()->mutable_feature())["length"].mutable_int64_list()->add_value(2);
+  auto& frames = (*s.mutable_feature_lists()->mutable_feature_list())["frames"];
+  frames.add_feature()->mutable_float_list()->add_value(0.5f);
+  frames.add_feature()->mutable_float_list()->add_value(1.5f);
+  const std::string json = RecordToJson(s.SerializeAsString(), /*raw=*/false);
+  EXPECT_EQ(
+      R"({"context":{"feature":{"length":{"int64List":{"value":["2"]}}}},)"
+      R"("featureLists":{"featureList":{"frames":{"feature":[{"floatList":{"value":[0.5]}},)"
+      R"({"floatList":{"value":[1.5]}}]}}}})",
+      json);
+  // Unknown fields inside a FeatureList: not taken for a SequenceExample.
+  std::string bad = s.SerializeAsString() + std::string("\x18\x01", 2);  // field 3 varint
+  EXPECT_EQ('"', RecordToJson(bad, false)[0]);
+}
+
+}  // namespace
+}  // namespace shardfeed::cli

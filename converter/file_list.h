@@ -1,28 +1,9 @@
-// Directory listing and glob helpers for the file-based sources.
+// The listing helpers moved to record/file_list.h (the reader needs them
+// without depending on the converter); this header keeps the converter's
+// sources' includes valid.
 #ifndef SHARDFEED_CONVERTER_FILE_LIST_H_
 #define SHARDFEED_CONVERTER_FILE_LIST_H_
 
-#include <string>
-#include <vector>
-
-#include "absl/status/statusor.h"
-
-namespace shardfeed {
-
-struct DirEntries {
-  std::vector<std::string> dirs;   // sorted names
-  std::vector<std::string> files;  // sorted names (regular files)
-};
-
-// Lists `dir` (not recursive); hidden entries (".name") are left out.
-absl::StatusOr<DirEntries> ListDir(const std::string& dir);
-
-// Regular files below `dir`, recursively, as paths relative to `dir`, sorted.
-absl::StatusOr<std::vector<std::string>> ListFilesRecursive(const std::string& dir);
-
-// Paths matching a shell glob, sorted; NOT_FOUND when nothing matches.
-absl::StatusOr<std::vector<std::string>> Glob(const std::string& pattern);
-
-}  // namespace shardfeed
+#include "record/file_list.h"
 
 #endif  // SHARDFEED_CONVERTER_FILE_LIST_H_

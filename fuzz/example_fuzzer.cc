@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace shardfeed;
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   std::map<std::string, std::string> walked;
-  absl::Status s = WalkExample(bytes, [&](absl::string_view key, const FeatureView& f) {
+  std::vector<absl::string_view> feature_lists;  // a SequenceExample's: not compared
+  absl::Status s = WalkExampleOrSequence(bytes, [&](absl::string_view key, const FeatureView& f) {
     std::string c = std::to_string(static_cast<int>(f.kind)) + ":";
     std::vector<absl::string_view> b;
     std::vector<float> fl;
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (auto v : in) c += std::to_string(v) + ",";
     walked[std::string(key)] = c;
     return absl::OkStatus();
-  });
+  }, &feature_lists);
   Example ex;
   bool parsed = ex.ParseFromArray(data, static_cast<int>(size));
   if (parsed && s.ok()) {

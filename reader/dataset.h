@@ -1,9 +1,22 @@
 // Dataset: the shards a Loader reads, with their record counts.
 //
-// From a manifest.json (or a folder holding one): its shards and counts, and
-// its schema as the default feature spec. From a glob, a folder of shards or
-// a list of paths: counts come from each shard's .index file, or (if absent)
+// Paths are resolved as reader/shard_discovery.h says: a manifest.json or a
+// folder holding one is that dataset; a folder without one, its shards
+// (".tfrecord" names or TensorFlow's NAME-NNNNN-of-NNNNN, with or without an
+// extension); a glob, its matches taken for what they are (.index files are
+// skipped, a manifest.json is the dataset); a shard with a manifest.json
+// beside it that lists it is read with that manifest's schema and counts.
+// Counts come from the manifest, else from each shard's .index file, else
 // from one counting pass that verifies every CRC.
+//
+// Splits. With `split` given: a manifest's shards of that split; without a
+// manifest, the shards whose names start with "SPLIT-" (TensorFlow's
+// "train-00000-of-01024"); no such shard is an error, never ignored.
+// Without `split`, when the dataset (a manifest given whole, or a folder of
+// NAME-NNNNN-of-NNNNN shards) holds several splits: "train" is read when it
+// is one of them, and `notes` says so; otherwise INVALID_ARGUMENT asks for a
+// split. Shards named by the user (one by one, or by a glob) are read as
+// given.
 #ifndef SHARDFEED_READER_DATASET_H_
 #define SHARDFEED_READER_DATASET_H_
 
@@ -28,10 +41,15 @@ struct ShardEntry {
 struct Dataset {
   std::vector<ShardEntry> shards;
   std::optional<Manifest> manifest;
+  // The split read ("" when the shards were not selected by split).
+  std::string split;
+  // What the user should be told (e.g. the split chosen by default); one
+  // line each, for stderr or a Python warning.
+  std::vector<std::string> notes;
   int64_t total_records() const;
 
-  // `paths`: one manifest.json, a folder, a glob, or shard paths. `split`
-  // (e.g. "train") keeps only that split's shards of a manifest; "" keeps all.
+  // `paths`: manifests, folders, globs or shard paths (see above). `split`
+  // (e.g. "train"): only that split; "": see "Splits" above.
   static absl::StatusOr<Dataset> Open(const std::vector<std::string>& paths,
                                       const std::string& split = "");
 };

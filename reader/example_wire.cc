@@ -136,52 +136,109 @@ absl::Status ParseFeature(absl::string_view bytes, FeatureView* f) {
 
 }  // namespace
 
-absl::Status WalkExample(absl::string_view example,
-                         const std::function<absl::Status(absl::string_view,
-                                                          const FeatureView&)>& visit) {
-  WireReader r(example);
+namespace {
+
+// The keys of FeatureLists { map<string, FeatureList> feature_list = 1; };
+// false if `lists` is not one (then it is an Example's unknown field 2).
+bool FeatureListKeys(absl::string_view lists, std::vector<absl::string_view>* keys) {
+  WireReader r(lists);
+  std::vector<absl::string_view> found;
+  while (!r.done()) {
+    uint32_t field, wt;
+    if (!r.ReadTag(&field, &wt)) return false;
+    if (field != 1 || wt != kLength) {
+      if (!r.Skip(wt)) return false;
+      continue;
+    }
+    absl::string_view entry, key;
+    if (!r.ReadLengthDelimited(&entry)) return false;
+    WireReader er(entry);
+    while (!er.done()) {
+      uint32_t ef, ewt;
+      if (!er.ReadTag(&ef, &ewt)) return false;
+      if (ef == 1 && ewt == kLength) {
+        if (!er.ReadLengthDelimited(&key)) return false;
+      } else if (!er.Skip(ewt)) {
+        return false;
+      }
+    }
+    found.push_back(key);
+  }
+  keys->insert(keys->end(), found.begin(), found.end());
+  return true;
+}
+
+absl::Status WalkFeatures(absl::string_view features, const FeatureVisitor& visit) {
+  WireReader fr(features);
+  while (!fr.done()) {
+    uint32_t ff, fwt;
+    if (!fr.ReadTag(&ff, &fwt)) return Malformed("bad tag in Features");
+    if (ff != 1 || fwt != kLength) {
+      if (!fr.Skip(fwt)) return Malformed("bad field in Features");
+      continue;
+    }
+    absl::string_view entry;
+    if (!fr.ReadLengthDelimited(&entry)) return Malformed("truncated map entry");
+    absl::string_view key;
+    FeatureView feature;
+    WireReader er(entry);
+    while (!er.done()) {
+      uint32_t ef, ewt;
+      if (!er.ReadTag(&ef, &ewt)) return Malformed("bad tag in map entry");
+      if (ef == 1 && ewt == kLength) {
+        if (!er.ReadLengthDelimited(&key)) return Malformed("bad key");
+      } else if (ef == 2 && ewt == kLength) {
+        absl::string_view value;
+        if (!er.ReadLengthDelimited(&value)) return Malformed("bad Feature");
+        // A repeated value field in one entry merges, as protobuf does.
+        absl::Status s = ParseFeature(value, &feature);
+        if (!s.ok()) return s;
+      } else if (!er.Skip(ewt)) {
+        return Malformed("bad field in map entry");
+      }
+    }
+    absl::Status s = visit(key, feature);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WalkExampleOrSequence(absl::string_view record, const FeatureVisitor& visit,
+                                   std::vector<absl::string_view>* feature_list_keys) {
+  WireReader r(record);
   while (!r.done()) {
     uint32_t field, wt;
     if (!r.ReadTag(&field, &wt)) return Malformed("bad tag in Example");
-    if (field != 1 || wt != kLength) {
-      if (!r.Skip(wt)) return Malformed("bad field in Example");
-      continue;
-    }
-    absl::string_view features;
-    if (!r.ReadLengthDelimited(&features)) return Malformed("truncated Features");
-    WireReader fr(features);
-    while (!fr.done()) {
-      uint32_t ff, fwt;
-      if (!fr.ReadTag(&ff, &fwt)) return Malformed("bad tag in Features");
-      if (ff != 1 || fwt != kLength) {
-        if (!fr.Skip(fwt)) return Malformed("bad field in Features");
-        continue;
+    if (wt == kLength && (field == 1 || field == 2)) {
+      absl::string_view body;
+      if (!r.ReadLengthDelimited(&body)) return Malformed("truncated Features");
+      if (field == 1) {
+        absl::Status s = WalkFeatures(body, visit);
+        if (!s.ok()) return s;
+      } else {
+        FeatureListKeys(body, feature_list_keys);
       }
-      absl::string_view entry;
-      if (!fr.ReadLengthDelimited(&entry)) return Malformed("truncated map entry");
-      absl::string_view key;
-      FeatureView feature;
-      WireReader er(entry);
-      while (!er.done()) {
-        uint32_t ef, ewt;
-        if (!er.ReadTag(&ef, &ewt)) return Malformed("bad tag in map entry");
-        if (ef == 1 && ewt == kLength) {
-          if (!er.ReadLengthDelimited(&key)) return Malformed("bad key");
-        } else if (ef == 2 && ewt == kLength) {
-          absl::string_view value;
-          if (!er.ReadLengthDelimited(&value)) return Malformed("bad Feature");
-          // A repeated value field in one entry merges, as protobuf does.
-          absl::Status s = ParseFeature(value, &feature);
-          if (!s.ok()) return s;
-        } else if (!er.Skip(ewt)) {
-          return Malformed("bad field in map entry");
-        }
-      }
-      absl::Status s = visit(key, feature);
-      if (!s.ok()) return s;
+    } else if (!r.Skip(wt)) {
+      return Malformed("bad field in Example");
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status WalkExample(absl::string_view example, const FeatureVisitor& visit) {
+  std::vector<absl::string_view> lists;
+  absl::Status s = WalkExampleOrSequence(example, visit, &lists);
+  if (!s.ok() || lists.empty()) return s;
+  std::string keys;
+  for (size_t i = 0; i < lists.size() && i < 3; ++i) {
+    absl::StrAppend(&keys, i ? ", '" : "'", lists[i], "'");
+  }
+  if (lists.size() > 3) absl::StrAppend(&keys, ", ...");
+  return absl::FailedPreconditionError(absl::StrCat(
+      "a SequenceExample with feature_lists (", keys,
+      "): only Example features and SequenceExample context features can be read"));
 }
 
 absl::Status DecodeInt64s(const FeatureView& f, std::vector<int64_t>* out) {

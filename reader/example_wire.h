@@ -36,10 +36,23 @@ struct FeatureView {
   absl::InlinedVector<absl::string_view, 2> lists;  // no allocation in the usual case
 };
 
+using FeatureVisitor = std::function<absl::Status(absl::string_view, const FeatureView&)>;
+
 // Calls visit(key, feature) for every map entry of Example.features.
-absl::Status WalkExample(absl::string_view example,
-                         const std::function<absl::Status(absl::string_view,
-                                                          const FeatureView&)>& visit);
+//
+// A tf.train.SequenceExample { Features context = 1; FeatureLists
+// feature_lists = 2; } shares Example's field 1, so its context features are
+// visited the same way. Its feature_lists, which an Example does not have,
+// are refused: FAILED_PRECONDITION "a SequenceExample with feature_lists
+// ('frames', ...): only Example features and SequenceExample context features
+// can be read". (Field 2 that is not a FeatureLists is an unknown field of an
+// Example, skipped as protobuf does.)
+absl::Status WalkExample(absl::string_view example, const FeatureVisitor& visit);
+
+// As WalkExample, but a SequenceExample's feature_lists are accepted: their
+// keys are appended to *feature_list_keys (views into `record`).
+absl::Status WalkExampleOrSequence(absl::string_view record, const FeatureVisitor& visit,
+                                   std::vector<absl::string_view>* feature_list_keys);
 
 // The number of values in a feature's list(s); INVALID_ARGUMENT on bad wire
 // data.

@@ -184,5 +184,65 @@ TEST(ExampleWire, MalformedIsAnError) {
   EXPECT_TRUE(Walk("").ok());
 }
 
+// SequenceExample { context = 1; feature_lists = 2 }: context features are
+// read like an Example's; feature_lists are refused by WalkExample (what the
+// Loader's decoder uses), named, and listed by WalkExampleOrSequence.
+TEST(ExampleWire, SequenceExampleContextIsReadFeatureListsAreRefused) {
+  SequenceExample s;
+  (*s.mutable_context()->mutable_feature())["length"].mutable_int64_list()->add_value(3);
+  const std::string context_only = s.SerializeAsString();
+  auto got = Walk(context_only);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(1u, got->count("length"));
+  (*s.mutable_feature_lists()->mutable_feature_list())["frames"].add_feature();
+  const std::string with_lists = s.SerializeAsString();
+  auto refused = Walk(with_lists);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(absl::StatusCode::kFailedPrecondition, refused.status().code());
+  EXPECT_NE(std::string::npos, refused.status().message().find(
+                                   "a SequenceExample with feature_lists ('frames')"))
+      << refused.status();
+  std::vector<absl::string_view> keys;
+  int visited = 0;
+  ASSERT_TRUE(WalkExampleOrSequence(
+                  with_lists,
+                  [&](absl::string_view, const FeatureView&) {
+                    ++visited;
+                    return absl::OkStatus();
+                  },
+                  &keys)
+                  .ok());
+  EXPECT_EQ(1, visited);
+  ASSERT_EQ(1u, keys.size());
+  EXPECT_EQ("frames", keys[0]);
+  // An Example with an unknown field 2 that is not a FeatureLists: skipped.
+  const std::string unknown = context_only + std::string("\x12\x02\x08\x01", 4);
+  EXPECT_TRUE(Walk(unknown).ok());
+}
+
+// Real SequenceExamples (TFX's sequence test data): every context feature
+// as protobuf sees it, and the feature lists named.
+TEST(ExampleWire, InteropSequenceExamples) {
+  auto records = testing::ReadAllRecords(
+      testing::RunfilePath("testdata/interop/tfx_sequence_eval.tfrecord.gz"));
+  ASSERT_TRUE(records.ok());
+  for (const std::string& r : *records) {
+    SequenceExample want;
+    ASSERT_TRUE(want.ParseFromString(r));
+    std::vector<absl::string_view> keys;
+    size_t visited = 0;
+    ASSERT_TRUE(WalkExampleOrSequence(
+                    r,
+                    [&](absl::string_view key, const FeatureView&) {
+                      visited += want.context().feature().count(std::string(key));
+                      return absl::OkStatus();
+                    },
+                    &keys)
+                    .ok());
+    EXPECT_EQ(want.context().feature_size(), static_cast<int>(visited));
+    EXPECT_EQ(want.feature_lists().feature_list_size(), static_cast<int>(keys.size()));
+  }
+}
+
 }  // namespace
 }  // namespace shardfeed

@@ -23,9 +23,10 @@ SINGLES="$FX/interop/pwnall_singles.tfrecords"  # records at 0, 40, 85; 130 byte
 check "clean shard exits 0" test "$(exit_code "$SF" check "$FX/interop/tfx_cifar10_test_tiny.tfrecord")" -eq 0
 check "clean summary" grep -q "OK: no problems found" "$TMP/last.out"
 check "clean framing exits 0" test "$(exit_code "$SF" check --raw "$SINGLES")" -eq 0
-# pwnall_singles really holds three different feature sets.
-check "inconsistent schema exits 1" test "$(exit_code "$SF" check "$SINGLES")" -eq 1
-check "inconsistent schema named" grep -q "pwnall_singles.tfrecords:40: missing feature 'int_feature'; unexpected feature 'float_feature'" "$TMP/last.out"
+# pwnall_singles holds three records with one feature each: without a
+# manifest, a feature missing from some records is optional, not a problem.
+check "optional features exit 0" test "$(exit_code "$SF" check "$SINGLES")" -eq 0
+check "optional features in the summary" grep -q "int_feature  int64  1 value, optional" "$TMP/last.out"
 
 # Every single-byte corruption: exit 1, reported at the damaged record.
 bad_flip=0
@@ -87,11 +88,49 @@ check "altered shard exits 1" test "$(exit_code "$SF" check "$TMP/altered")" -eq
 check "altered shard: records differ" grep -q "records, the manifest says" "$TMP/last.out"
 check "altered shard: checksum differs" grep -q "differs from the manifest's" "$TMP/last.out"
 
-# Schema deviations are reported with the record's offset.
-"$SF" copy "$first" "$FX/interop/pwnall_data.tfrecord" --output "$TMP/mixed.tfrecord" 2>/dev/null
-off=$(stat -c %s "$first")
-check "schema deviation" grep -q "mixed.tfrecord:$off: missing feature 'depth'" <<<"$("$SF" check "$TMP/mixed.tfrecord")"
-check "--raw skips the schema" test "$(exit_code "$SF" check --raw "$TMP/mixed.tfrecord")" -eq 0
+# With a manifest its schema is the contract, also for a shard given by
+# path (the manifest beside it is used), and deviations are reported with
+# the record's offset.
+cp -r "$TMP/ds" "$TMP/contract"; c="$TMP/contract/$(basename "$first")"
+"$SF" copy "$FX/interop/pwnall_data.tfrecord" --output "$c" --overwrite 2>/dev/null
+check "shard beside its manifest: contract" test "$(exit_code "$SF" check "$c")" -eq 1
+check "contract: missing feature" grep -q "$(basename "$first"):0: missing feature 'depth'.*unexpected feature 'answer'" "$TMP/last.out"
+check "contract: manifest's counts" grep -q "$(basename "$first"): holds 1 records, the manifest says" "$TMP/last.out"
+check "contract: schema source" grep -q "schema (from $TMP/contract/manifest.json)" "$TMP/last.out"
+check "--raw skips the schema" test "$(exit_code "$SF" check --raw "$FX/interop/pwnall_data.tfrecord" "$first")" -eq 0
+# A glob over a converted dataset matches manifest.json and the .index
+# files: the dataset, not shards with CRC errors.
+check "glob over a dataset exits 0" test "$(exit_code "$SF" check "$TMP/ds/*")" -eq 0
+check "glob over a dataset: manifest used" grep -q "schema (from $TMP/ds/manifest.json)" "$TMP/last.out"
+check "only an index file: usage error" test "$(exit_code "$SF" check "$first.index")" -eq 2
+check "only an index file: said" grep -q "an index file, not a shard" "$TMP/last.err"
+
+# Clean TensorFlow-written data is clean (testdata/tf_written).
+TW="$FX/tf_written"
+check "optional weight exits 0" test "$(exit_code "$SF" check "$TW/optional_weight.tfrecord")" -eq 0
+check "optional weight in the schema" grep -q "weight  float  1 value, optional" "$TMP/last.out"
+check "extensionless TF shard names found" test "$(exit_code "$SF" check "$TW/names")" -eq 0
+check "across shards: lengths vary" test "$(exit_code "$SF" check "$TW/names/*")" -eq 0
+check "variable length in the schema" grep -q "bbox  float  variable length" "$TMP/last.out"
+check "schema in --json" grep -q '"schemas":\[{"source":"inferred from 140 records in 2 shards","inferred":true,"features":\[{"name":"bbox","kind":"float","length":0,"optional":false' <<<"$("$SF" check --json "$TW/names")"
+check "kind conflict exits 1" test "$(exit_code "$SF" check "$TW/conflict.tfrecord")" -eq 1
+check "kind conflict named" grep -q "conflict.tfrecord:1020: feature 'label' is bytes in 5 records of this shard (the first here), int64 in 30" "$TMP/last.out"
+check "SequenceExamples exit 0" test "$(exit_code "$SF" check "$TW/sequence.tfrecord")" -eq 0
+check "feature_lists in the summary" grep -q "SequenceExample feature_lists (values not checked): frames" "$TMP/last.out"
+# SequenceExamples: `cat` prints them as JSON; the reader takes their context
+# features and refuses feature_lists, naming them.
+check "cat: SequenceExample as JSON" grep -q '^{"context":{"feature":{.*"featureLists":{"featureList":{"frames":' <<<"$("$SF" cat "$TW/sequence.tfrecord")"
+check "reader: context features" test "$(exit_code "$SF" bench "$TW/sequence_context_only.tfrecord" --spec label:int64 --batch-size 3 --epochs 1)" -eq 0
+check "reader: feature_lists refused" test "$(exit_code "$SF" bench "$TW/sequence.tfrecord" --spec length:int64 --batch-size 3 --epochs 1)" -ne 0
+check "reader: feature_lists named" grep -q "a SequenceExample with feature_lists ('frames')" "$TMP/last.err"
+
+# A zero-byte shard is empty: said; a problem when the manifest lists records.
+: >"$TMP/empty.tfrecord"
+check "empty shard exits 0" test "$(exit_code "$SF" check "$TMP/empty.tfrecord")" -eq 0
+check "empty shard said" grep -q "empty.tfrecord: empty shard (0 bytes, no records)" "$TMP/last.out"
+cp -r "$TMP/ds" "$TMP/zero"; : >"$TMP/zero/$(basename "$first")"
+check "listed empty shard exits 1" test "$(exit_code "$SF" check "$TMP/zero")" -eq 1
+check "listed empty shard named" grep -q "$(basename "$first"): is empty (0 bytes); the manifest lists [0-9]* records for it" "$TMP/last.out"
 
 # Salvage: damage two records of a shard; every other record comes back.
 cp -r "$TMP/ds" "$TMP/dmg"; d="$TMP/dmg/$(basename "$first")"

@@ -1,4 +1,4 @@
-#include "converter/file_list.h"
+#include "record/file_list.h"
 
 #include <dirent.h>
 #include <glob.h>
