@@ -59,7 +59,7 @@ check "no CUDA on the link line" test -z "$(pkg-config --cflags --libs shardfeed
 # The reference: a converted dataset and its fingerprint from the CLI.
 "$SF" convert cifar10 --input "$ROOT/testdata/cifar10-bin" --output "$TMP/ds" --quiet
 expected=$("$SF" cat --fingerprint "$TMP/ds")
-check "reference fingerprint" grep -q '^records=600 fingerprint=' <<<"$expected"
+check "reference fingerprint (train: the default split)" grep -q '^records=500 fingerprint=' <<<"$expected"
 
 # Route 1: CMake, find_package(shardfeed).
 check "cmake configure" logged cmake_configure \
