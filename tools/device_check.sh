@@ -16,14 +16,14 @@ TESTS=(//gpu:device_test //gpu:device_guard_test //gpu:image_transform_test
        //reader:consumer_fence_test //reader:loader_test //reader:resident_loader_test)
 BINARIES=(//cli:shardfeed //bench:gpu_bench)
 status=0
+GPU=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then GPU=1; fi
 {
   echo "# shardfeed device check, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null)"
   echo "host: $(uname -srm), $(nproc) cores"
-  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-    GPU=1
+  if [ "$GPU" = 1 ]; then
     echo "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
   else
-    GPU=0
     echo "gpu: none (nvidia-smi absent or no device): GPU cases skip; only the host path runs"
   fi
 } | tee "$REPORT"
@@ -39,7 +39,7 @@ echo "== tests" | tee -a "$REPORT"
 for t in "${TESTS[@]}"; do
   bin="bazel-bin/$(echo "${t#//}" | tr ':' '/')"
   if "$bin" >"/tmp/device_check.$$.log" 2>&1; then
-    echo "PASS $t ($(grep -c '^\[  SKIPPED \] [A-Za-z]' "/tmp/device_check.$$.log") skipped)" | tee -a "$REPORT"
+    echo "PASS $t ($(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "/tmp/device_check.$$.log") skipped)" | tee -a "$REPORT"
   else
     echo "FAIL $t" | tee -a "$REPORT"
     tail -40 "/tmp/device_check.$$.log" >>"$REPORT"
