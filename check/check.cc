@@ -20,6 +20,7 @@
 #include "check/salvage_guard.h"
 #include "check/schema.h"
 #include "converter/leftovers.h"
+#include "converter/tfrecord_scan.h"
 #include "reader/schema_inference.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
@@ -61,18 +62,6 @@ absl::StatusOr<std::string> LoadStream(const std::string& path, Compression comp
     out.append(buf.data(), *n);
   }
   return out;
-}
-
-absl::StatusOr<uint32_t> FileCrc32c(const std::string& path) {
-  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
-  std::string buf(1 << 20, '\0');
-  uint32_t crc = 0;
-  for (;;) {
-    ASSIGN_OR_RETURN(size_t n, file->Read(buf.data(), buf.size()));
-    if (n == 0) break;
-    crc = crc32c::Extend(crc, buf.data(), n);
-  }
-  return crc;
 }
 
 // "path:123: what" → what (the reader's messages carry the location).

@@ -59,7 +59,11 @@ int RunConvert(int argc, char** argv) {
       "  mnist              a folder with the idx files (gzipped or not)\n"
       "  image-folder       ROOT/<class>/<image> or ROOT/<split>/<class>/<image>;\n"
       "                     TF-Slim features image/encoded, image/format, ...\n"
-      "  files              a glob ('audio/*.wav') or @LIST (lines 'path[,label]')\n\n"
+      "  files              a glob ('audio/*.wav') or @LIST (lines 'path[,label]')\n"
+      "  tfrecord           an existing TFRecord dataset (a folder, glob or manifest.json;\n"
+      "                     any compression, TensorFlow's NAME-NNNNN-of-NNNNN with or\n"
+      "                     without extension), resharded; records copied as they are,\n"
+      "                     the schema inferred from all records; splits from the names\n\n"
       "The same input and flags always give byte-identical output. Shards appear\n"
       "under their final names only when all are complete; on error or Ctrl-C,\n"
       "nothing that looks complete is left.");
@@ -116,7 +120,7 @@ int RunConvert(int argc, char** argv) {
   if (args.size() != 1) {
     return ReportError("convert", absl::InvalidArgumentError(
                                       "give exactly one TYPE: cifar10, cifar100, mnist, "
-                                      "image-folder or files (see --help)"));
+                                      "image-folder, files or tfrecord (see --help)"));
   }
   ConvertOptions o;
   o.type = args[0];

@@ -11,8 +11,10 @@ absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& type,
   if (type == "mnist") return OpenMnistSource(options);
   if (type == "image-folder") return OpenImageFolderSource(options);
   if (type == "files") return OpenFilesSource(options);
+  if (type == "tfrecord") return OpenTfRecordSource(options);
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown source type '", type, "' (expected cifar10, cifar100, mnist, image-folder or files)"));
+      "unknown source type '", type,
+      "' (expected cifar10, cifar100, mnist, image-folder, files or tfrecord)"));
 }
 
 FeatureSchema MakeFeature(const std::string& name, const std::string& kind, int64_t length,

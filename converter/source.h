@@ -58,12 +58,13 @@ class Source {
 
 // The source types `shardfeed convert` knows.
 inline constexpr const char* kSourceTypes[] = {"cifar10", "cifar100", "mnist", "image-folder",
-                                               "files"};
+                                               "files", "tfrecord"};
 
 absl::StatusOr<std::unique_ptr<Source>> OpenCifarSource(bool cifar100, const SourceOptions& o);
 absl::StatusOr<std::unique_ptr<Source>> OpenMnistSource(const SourceOptions& o);
 absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOptions& o);
 absl::StatusOr<std::unique_ptr<Source>> OpenFilesSource(const SourceOptions& o);
+absl::StatusOr<std::unique_ptr<Source>> OpenTfRecordSource(const SourceOptions& o);
 
 // Dispatches on `type` (one of kSourceTypes).
 absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& type,

@@ -124,6 +124,36 @@ check "reader: context features" test "$(exit_code "$SF" bench "$TW/sequence_con
 check "reader: feature_lists refused" test "$(exit_code "$SF" bench "$TW/sequence.tfrecord" --spec length:int64 --batch-size 3 --epochs 1)" -ne 0
 check "reader: feature_lists named" grep -q "a SequenceExample with feature_lists ('frames')" "$TMP/last.err"
 
+# convert tfrecord: TensorFlow's shards (no extension; gzip too) resharded
+# into a shardfeed dataset: every record once, the schema inferred from all.
+"$SF" convert tfrecord --input "$TW/names" --output "$TMP/tfc" --num-shards 3 --quiet
+check "convert tfrecord: clean dataset" test "$(exit_code "$SF" check "$TMP/tfc")" -eq 0
+check "convert tfrecord: manifest schema" grep -q "bbox  float  variable length" "$TMP/last.out"
+# (--raw: protobuf's JSON prints map entries in no fixed order)
+"$SF" cat --raw "$TW/names/train-00000-of-00002" "$TW/names/train-00001-of-00002" | sort >"$TMP/in.txt"
+"$SF" cat --raw "$TMP"/tfc/train-*.tfrecord | sort >"$TMP/out.txt"
+check "convert tfrecord: every record once" cmp -s "$TMP/in.txt" "$TMP/out.txt"
+check "convert tfrecord: shuffled" test "$("$SF" cat --raw "$TMP"/tfc/train-*.tfrecord | head -3)" != "$("$SF" cat --raw "$TW/names/train-00000-of-00002" | head -3)"
+mkdir -p "$TMP/gzin"
+"$SF" copy "$TW/optional_weight.tfrecord" --output "$TMP/gzin/data-00000-of-00001" --compression gzip 2>/dev/null
+"$SF" convert tfrecord --input "$TMP/gzin" --output "$TMP/tfgz" --quiet
+check "convert tfrecord (gzip input): clean" test "$(exit_code "$SF" check "$TMP/tfgz")" -eq 0
+check "convert tfrecord: optional feature in the manifest" grep -q '"optional": true' "$TMP/tfgz/manifest.json"
+check "convert tfrecord: split from the names" grep -q '"split": "data"' "$TMP/tfgz/manifest.json"
+check "convert tfrecord (gzip input): same records" cmp -s <("$SF" cat --raw "$TW/optional_weight.tfrecord" | sort) <("$SF" cat --raw "$TMP"/tfgz/data-*.tfrecord | sort)
+
+# index --manifest: index files and a manifest beside existing shards,
+# nothing copied or changed; the folder is then a shardfeed dataset.
+cp -r "$TW/names" "$TMP/inplace"; cp "$TW/optional_weight.tfrecord" "$TMP/inplace/"
+check "index --manifest exits 0" test "$(exit_code "$SF" index --manifest "$TMP/inplace")" -eq 0
+check "index --manifest: index files" test -f "$TMP/inplace/train-00001-of-00002.index"
+check "index --manifest: shards unchanged" cmp -s "$TW/names/train-00001-of-00002" "$TMP/inplace/train-00001-of-00002"
+check "index --manifest: the dataset checks clean" test "$(exit_code "$SF" check "$TMP/inplace")" -eq 0
+check "index --manifest: the manifest is the contract" grep -q "schema (from $TMP/inplace/manifest.json)" "$TMP/last.out"
+check "index --manifest: optional weight" grep -q "weight  float  1 value, optional" "$TMP/last.out"
+check "index --manifest: no silent replacement" test "$(exit_code "$SF" index --manifest "$TMP/inplace")" -eq 2
+check "index --manifest --overwrite" test "$(exit_code "$SF" index --manifest --overwrite "$TMP/inplace")" -eq 0
+
 # A zero-byte shard is empty: said; a problem when the manifest lists records.
 : >"$TMP/empty.tfrecord"
 check "empty shard exits 0" test "$(exit_code "$SF" check "$TMP/empty.tfrecord")" -eq 0

@@ -1,0 +1,161 @@
+// tfrecord: reshards an existing TFRecord dataset (TensorFlow's, any
+// compression, with or without extension; a folder, glob or manifest.json,
+// resolved as reader/shard_discovery.h says) into shardfeed's pre-shuffled
+// shards with index files and a manifest. Records are copied as they are
+// (Examples, SequenceExamples or anything else); the manifest's schema is the
+// input manifest's, else the one inferred from all records
+// (reader/schema_inference.h). Splits: converter/tfrecord_scan.h.
+//
+// Open() reads every record once (CRCs verified, schema inferred, records
+// counted). Records of uncompressed shards are then read in place with pread;
+// those of compressed shards are first copied, uncompressed, into a spool
+// file in $TMPDIR (unlinked at once: the space is freed when the source is
+// destroyed). BuildRecord verifies both CRCs again before handing a record on.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "converter/source.h"
+#include "converter/tfrecord_scan.h"
+#include "record/crc32c.h"
+#include "record/errors.h"
+#include "record/record_format.h"
+#include "record/record_writer.h"
+#include "record/status_macros.h"
+
+namespace shardfeed {
+namespace {
+
+// A read-only descriptor (RAII).
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+struct Item {
+  uint32_t file;    // into files_
+  uint64_t offset;  // of the framed record
+  uint64_t size;    // framed
+};
+
+class TfRecordSource : public Source {
+ public:
+  std::vector<std::string> splits() const override { return splits_; }
+  size_t num_samples(size_t split) const override { return items_[split].size(); }
+
+  absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const override {
+    const Item& item = items_[split][index];
+    std::string framed(item.size, '\0');
+    const int fd = files_[item.file]->get();
+    size_t done = 0;
+    while (done < framed.size()) {
+      ssize_t n = ::pread(fd, &framed[done], framed.size() - done,
+                          static_cast<off_t>(item.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return IoError("cannot read", names_[item.file], n < 0 ? errno : EIO);
+      done += static_cast<size_t>(n);
+    }
+    const uint64_t length = framed.size() - kRecordOverhead;
+    const char* data = framed.data() + kRecordHeaderSize;
+    if (DecodeFixed64(framed.data()) != length ||
+        DecodeFixed32(framed.data() + 8) != crc32c::Mask(crc32c::Value(framed.data(), 8)) ||
+        DecodeFixed32(data + length) != crc32c::Mask(crc32c::Value(data, length))) {
+      return DataLossAt(names_[item.file], item.offset,
+                        "the record changed since it was read (CRC mismatch)");
+    }
+    return framed;
+  }
+
+  std::vector<FeatureSchema> schema() const override { return schema_; }
+  std::vector<std::string> warnings() const override { return warnings_; }
+
+  absl::Status Open(const std::string& input) {
+    // Records of compressed shards go, uncompressed, into one spool file.
+    std::unique_ptr<RecordWriter> spool;
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string spool_path = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp",
+                                                "/.shardfeed-spool-", ::getpid(), ".tfrecord");
+    auto visit = [&](const ScannedShard& shard, absl::string_view record,
+                     uint64_t) -> absl::Status {
+      if (shard.compression == Compression::kNone) return absl::OkStatus();
+      if (spool == nullptr) {
+        RecordWriterOptions wo;
+        wo.overwrite = true;
+        ASSIGN_OR_RETURN(spool, RecordWriter::Create(spool_path, wo));
+      }
+      return spool->WriteRecord(record);
+    };
+    ASSIGN_OR_RETURN(ScannedDataset scan, ScanTfRecordDataset({input}, visit));
+    std::vector<IndexEntry> spooled;
+    if (spool != nullptr) {
+      spooled = spool->index();
+      RETURN_IF_ERROR(spool->Close());
+      const int fd = ::open(spool_path.c_str(), O_RDONLY | O_CLOEXEC);
+      const int error = errno;
+      ::unlink(spool_path.c_str());
+      if (fd < 0) return IoError("cannot open the spool file", spool_path, error);
+      files_.push_back(std::make_unique<Fd>(fd));
+      names_.push_back(absl::StrCat(input, " (decompressed)"));
+    }
+    splits_ = scan.splits;
+    items_.resize(splits_.size());
+    size_t next_spooled = 0;
+    for (const ScannedShard& shard : scan.shards) {
+      const size_t split = static_cast<size_t>(
+          std::find(splits_.begin(), splits_.end(), shard.split) - splits_.begin());
+      uint32_t file = 0;  // the spool
+      if (shard.compression == Compression::kNone) {
+        const int fd = ::open(shard.path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return IoError("cannot open", shard.path, errno);
+        file = static_cast<uint32_t>(files_.size());
+        files_.push_back(std::make_unique<Fd>(fd));
+        names_.push_back(shard.path);
+      }
+      for (const IndexEntry& e : shard.index) {
+        const IndexEntry& at = file == 0 && shard.compression != Compression::kNone
+                                   ? spooled[next_spooled++]
+                                   : e;
+        items_[split].push_back({file, at.offset, at.size});
+      }
+    }
+    schema_ = scan.Schema();
+    if (scan.non_examples > 0) {
+      warnings_.push_back(absl::StrCat(scan.non_examples, " of ", scan.inference.records() +
+                                                                       scan.non_examples,
+                                       " records are not Examples: copied as they are"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::string> splits_;
+  std::vector<std::vector<Item>> items_;  // per split
+  std::vector<std::unique_ptr<Fd>> files_;
+  std::vector<std::string> names_;  // for messages, per file
+  std::vector<FeatureSchema> schema_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Source>> OpenTfRecordSource(const SourceOptions& o) {
+  auto source = std::make_unique<TfRecordSource>();
+  RETURN_IF_ERROR(source->Open(o.input));
+  return std::unique_ptr<Source>(std::move(source));
+}
+
+}  // namespace shardfeed
