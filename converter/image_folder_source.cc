@@ -23,15 +23,44 @@
 namespace shardfeed {
 namespace {
 
-struct Image {
-  std::string path;      // full path
-  std::string filename;  // relative to the class folder
-  int64_t label;
+// One split's images, compactly (listing must stay flat for millions of
+// files): the names relative to their class folder in one arena, 16 bytes
+// per image besides; full paths are built when a record is.
+class ImageList {
+ public:
+  explicit ImageList(std::string root) : root_(std::move(root)) {}
+  void Add(absl::string_view rel, int64_t label) {
+    entries_.push_back({names_.size(), static_cast<uint32_t>(rel.size()),
+                        static_cast<int32_t>(label)});
+    names_.append(rel.data(), rel.size());
+  }
+  void Shrink() {
+    entries_.shrink_to_fit();
+    names_.shrink_to_fit();
+  }
+  size_t size() const { return entries_.size(); }
+  int64_t label(size_t i) const { return entries_[i].label; }
+  absl::string_view filename(size_t i) const {
+    return absl::string_view(names_).substr(entries_[i].offset, entries_[i].length);
+  }
+  std::string path(size_t i, const std::vector<std::string>& classes) const {
+    return absl::StrCat(root_, "/", classes[label(i)], "/", filename(i));
+  }
+
+ private:
+  struct Entry {
+    uint64_t offset;
+    uint32_t length;
+    int32_t label;
+  };
+  std::string root_;  // the split's folder
+  std::string names_;
+  std::vector<Entry> entries_;
 };
 
 class ImageFolderSource : public Source {
  public:
-  ImageFolderSource(std::vector<std::string> split_names, std::vector<std::vector<Image>> images,
+  ImageFolderSource(std::vector<std::string> split_names, std::vector<ImageList> images,
                     std::vector<std::string> classes, int64_t skipped,
                     std::vector<std::string> warnings, int max_side, int quality)
       : split_names_(std::move(split_names)), images_(std::move(images)),
@@ -42,14 +71,15 @@ class ImageFolderSource : public Source {
   size_t num_samples(size_t split) const override { return images_[split].size(); }
 
   absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const override {
-    const Image& img = images_[split][index];
-    ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(img.path));
-    ASSIGN_OR_RETURN(ImageInfo info, ReadImageInfo(bytes, img.path));
+    const ImageList& list = images_[split];
+    const std::string path = list.path(index, classes_);
+    ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+    ASSIGN_OR_RETURN(ImageInfo info, ReadImageInfo(bytes, path));
     if (max_side_ > 0 && std::max(info.width, info.height) > max_side_ && info.format != "gif") {
       absl::StatusOr<Reencoded> r = ShrinkToMaxSide(bytes, max_side_, quality_);
       if (!r.ok()) {
         return absl::Status(r.status().code(),
-                            absl::StrCat(img.path, ": --max-side: ", r.status().message()));
+                            absl::StrCat(path, ": --max-side: ", r.status().message()));
       }
       bytes = std::move(r->bytes);
       info.format = "jpeg";
@@ -59,9 +89,9 @@ class ImageFolderSource : public Source {
     ExampleEncoder e;
     e.AddBytes("image/encoded", bytes);
     e.AddBytes("image/format", info.format);
-    e.AddInt64("image/class/label", img.label);
-    e.AddBytes("image/class/text", classes_[img.label]);
-    e.AddBytes("image/filename", img.filename);
+    e.AddInt64("image/class/label", list.label(index));
+    e.AddBytes("image/class/text", classes_[list.label(index)]);
+    e.AddBytes("image/filename", list.filename(index));
     e.AddInt64("image/height", info.height);
     e.AddInt64("image/width", info.width);
     return e.FinishFramed();
@@ -82,7 +112,7 @@ class ImageFolderSource : public Source {
 
  private:
   std::vector<std::string> split_names_;
-  std::vector<std::vector<Image>> images_;
+  std::vector<ImageList> images_;
   std::vector<std::string> classes_;
   int64_t skipped_;
   std::vector<std::string> warnings_;
@@ -117,12 +147,12 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
   std::vector<std::string> classes(class_set.begin(), class_set.end());
 
   std::vector<std::string> split_names;
-  std::vector<std::vector<Image>> images;
+  std::vector<ImageList> images;
   int64_t skipped = 0;
   std::vector<std::string> warnings;
   for (const auto& s : split_dirs) {
-    std::vector<Image> list;
     std::string split_root = s.empty() ? o.input : absl::StrCat(o.input, "/", s);
+    ImageList list(split_root);
     for (size_t label = 0; label < classes.size(); ++label) {
       std::string class_dir = absl::StrCat(split_root, "/", classes[label]);
       if (!PathExists(class_dir)) continue;
@@ -140,10 +170,11 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
           warnings.push_back(absl::StrCat("skipped ", path, ": not a JPEG, PNG or GIF image"));
           continue;
         }
-        list.push_back({path, rel, static_cast<int64_t>(label)});
+        list.Add(rel, static_cast<int64_t>(label));
       }
     }
     split_names.push_back(s.empty() ? "train" : s);
+    list.Shrink();
     images.push_back(std::move(list));
   }
   size_t total = 0;
