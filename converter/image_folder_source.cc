@@ -88,13 +88,37 @@ class ImageFolderSource : public Source {
     }
     ExampleEncoder e;
     e.AddBytes("image/encoded", bytes);
-    e.AddBytes("image/format", info.format);
-    e.AddInt64("image/class/label", list.label(index));
-    e.AddBytes("image/class/text", classes_[list.label(index)]);
-    e.AddBytes("image/filename", list.filename(index));
-    e.AddInt64("image/height", info.height);
-    e.AddInt64("image/width", info.width);
+    AddFeatures(split, index, info, &e);
     return e.FinishFramed();
+  }
+
+  // From the file's size and header (conversion tasks plan without reading
+  // whole images), unless --max-side re-encodes it.
+  absl::StatusOr<uint64_t> RecordSize(size_t split, size_t index) const override {
+    const std::string path = images_[split].path(index, classes_);
+    ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
+    std::string head(std::min<uint64_t>(file->size(), 64 << 10), '\0');
+    ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, &head[0], head.size()));
+    absl::StatusOr<ImageInfo> info = ReadImageInfo(absl::string_view(head.data(), n), path);
+    if (!info.ok() ||
+        (max_side_ > 0 && std::max(info->width, info->height) > max_side_ && info->format != "gif")) {
+      return Source::RecordSize(split, index);
+    }
+    ExampleEncoder e;
+    e.AddZeroBytes("image/encoded", file->size());
+    AddFeatures(split, index, *info, &e);
+    return e.FramedSize();
+  }
+
+  // Every feature but image/encoded.
+  void AddFeatures(size_t split, size_t index, const ImageInfo& info, ExampleEncoder* e) const {
+    const ImageList& list = images_[split];
+    e->AddBytes("image/format", info.format);
+    e->AddInt64("image/class/label", list.label(index));
+    e->AddBytes("image/class/text", classes_[list.label(index)]);
+    e->AddBytes("image/filename", list.filename(index));
+    e->AddInt64("image/height", info.height);
+    e->AddInt64("image/width", info.width);
   }
 
   std::vector<FeatureSchema> schema() const override {
