@@ -53,9 +53,9 @@ Coeffs Precompute(int in_size, float in0, float in1, int out_size) {
   return c;
 }
 
+// Branch-free so the row loops vectorize.
 inline uint8_t Clip8(int32_t v) {
-  v >>= kPrecisionBits;
-  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+  return static_cast<uint8_t>(std::min(std::max(v >> kPrecisionBits, 0), 255));
 }
 
 // One horizontal pass over rows [row0, row0 + rows) of src.

@@ -1,0 +1,249 @@
+"""Decode-stage benchmark: JPEG photos -> uint8 224x224 batches, images/s.
+
+Real photos (../shared/datasets/images/hymenoptera, ~500x375 JPEGs) cycled
+to >= 5,000 records, converted with `shardfeed convert image-folder` (and
+with --max-side 256). Pipelines, each with 1 and 2 threads, batch 256, the
+same records:
+  shardfeed   Loader(decode={"image/encoded": "image,random_resized_crop=224,flip"})
+  tf.data     sample_distorted_bounding_box + decode_and_crop_jpeg + resize + flip
+  DALI (CPU)  fn.readers.tfrecord + fn.decoders.image_random_crop + fn.resize + flip
+  torchvision ImageFolder + RandomResizedCrop + RandomHorizontalFlip (PIL) in a
+              DataLoader with N worker processes
+and the evaluation path (resize 256 + center crop 224; TF: its padded center
+crop). Throughput is measured from the first batch to the last (start-up
+excluded). Usage (the venv of tools/setup.sh, a built shardfeed CLI and
+Python extension on PYTHONPATH):
+  python bench/image_decode_bench.py [--records 5000] [--threads 1,2] [--only shardfeed,tf]
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PHOTOS = os.path.join(ROOT, "..", "shared", "datasets", "images", "hymenoptera")
+TRAIN = "image,random_resized_crop=224,flip"
+EVAL = "image,resize=256,center_crop=224"
+
+
+def cli():
+    return os.environ.get("SHARDFEED_CLI", os.path.join(ROOT, "bazel-bin", "cli", "shardfeed"))
+
+
+def make_folder(work, records):
+    """A class-per-folder tree with the photos cycled (symlinks) to >= records."""
+    files = sorted(glob.glob(os.path.join(PHOTOS, "*", "*", "*.jpg")))
+    folder = os.path.join(work, "photos")
+    copies = -(-records // len(files))
+    for c in range(copies):
+        for f in files:
+            cls = os.path.basename(os.path.dirname(f))
+            d = os.path.join(folder, cls)
+            os.makedirs(d, exist_ok=True)
+            os.symlink(os.path.abspath(f), os.path.join(d, f"{c:03d}_{os.path.basename(f)}"))
+    return folder, copies * len(files)
+
+
+def convert(folder, out, extra=()):
+    subprocess.run([cli(), "convert", "image-folder", "--input", folder, "--output", out,
+                    "--num-shards", "8", "--quiet", *extra], check=True)
+    return sorted(f for f in glob.glob(os.path.join(out, "train-*-of-*"))
+                  if not f.endswith(".index"))
+
+
+def dali_index(shards):
+    """DALI's tfrecord index: 'offset size' per record."""
+    out = []
+    for s in shards:
+        idx = s + ".dali_idx"
+        with open(s, "rb") as f, open(idx, "w") as w:
+            offset = 0
+            while True:
+                head = f.read(12)
+                if len(head) < 12:
+                    break
+                n = struct.unpack("<Q", head[:8])[0]
+                f.seek(n + 4, 1)
+                w.write(f"{offset} {n + 16}\n")
+                offset += n + 16
+        out.append(idx)
+    return out
+
+
+def timed(batches):
+    """images/s from the first batch's arrival to the last."""
+    it = iter(batches)
+    first = next(it)
+    n0 = first
+    t0 = time.perf_counter()
+    n = 0
+    for b in it:
+        n += b
+    dt = time.perf_counter() - t0
+    return n / dt if dt > 0 else 0.0, n + n0
+
+
+def run_shardfeed(ds, threads, mode, n):
+    import numpy as np
+    import shardfeed
+    loader = shardfeed.Loader(ds, split="train", batch_size=256, shuffle=True, seed=1,
+                              features={"image/encoded": "bytes", "image/class/label": "int64"},
+                              decode={"image/encoded": TRAIN if mode == "train" else EVAL},
+                              decode_threads=threads, io_threads=1, epochs=1)
+
+    def gen():
+        for b in loader:
+            yield np.from_dlpack(b["image/encoded"]).shape[0]
+    return timed(gen())
+
+
+def run_tf(shards, threads, mode, n):
+    import tensorflow as tf
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    feats = {"image/encoded": tf.io.FixedLenFeature([], tf.string),
+             "image/class/label": tf.io.FixedLenFeature([], tf.int64)}
+
+    def train(rec):
+        f = tf.io.parse_single_example(rec, feats)
+        shape = tf.io.extract_jpeg_shape(f["image/encoded"])
+        begin, size, _ = tf.image.sample_distorted_bounding_box(
+            shape, bounding_boxes=tf.constant([0.0, 0.0, 1.0, 1.0], shape=[1, 1, 4]),
+            min_object_covered=0.1, aspect_ratio_range=(3 / 4, 4 / 3), area_range=(0.08, 1.0),
+            max_attempts=10, use_image_if_no_bounding_boxes=True)
+        window = tf.stack([begin[0], begin[1], size[0], size[1]])
+        img = tf.image.decode_and_crop_jpeg(f["image/encoded"], window, channels=3)
+        img = tf.image.resize(img, [224, 224], method="bilinear")
+        img = tf.image.random_flip_left_right(img)
+        return tf.cast(img, tf.uint8), f["image/class/label"]
+
+    def evaluate(rec):
+        f = tf.io.parse_single_example(rec, feats)
+        shape = tf.io.extract_jpeg_shape(f["image/encoded"])
+        side = tf.cast(224 / 256 * tf.cast(tf.minimum(shape[0], shape[1]), tf.float32), tf.int32)
+        oy, ox = (shape[0] - side + 1) // 2, (shape[1] - side + 1) // 2
+        img = tf.image.decode_and_crop_jpeg(f["image/encoded"], tf.stack([oy, ox, side, side]),
+                                            channels=3)
+        img = tf.image.resize(img, [224, 224], method="bilinear")
+        return tf.cast(img, tf.uint8), f["image/class/label"]
+
+    opts = tf.data.Options()
+    opts.threading.private_threadpool_size = threads
+    opts.threading.max_intra_op_parallelism = 1
+    ds = (tf.data.TFRecordDataset(shards).shuffle(1000, seed=1)
+          .map(train if mode == "train" else evaluate, num_parallel_calls=threads)
+          .batch(256).prefetch(2).with_options(opts))
+    return timed(int(x.shape[0]) for x, _ in ds)
+
+
+def run_dali(shards, threads, mode, n):
+    from nvidia.dali import fn, pipeline_def, types
+    import nvidia.dali.tfrecord as tfrec
+    idx = dali_index(shards)
+
+    @pipeline_def(batch_size=256, num_threads=threads, device_id=None, seed=1)
+    def pipe():
+        inputs = fn.readers.tfrecord(
+            path=shards, index_path=idx, random_shuffle=True, initial_fill=1000,
+            features={"image/encoded": tfrec.FixedLenFeature((), tfrec.string, ""),
+                      "image/class/label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
+        if mode == "train":
+            img = fn.decoders.image_random_crop(inputs["image/encoded"], device="cpu",
+                                                output_type=types.RGB,
+                                                random_aspect_ratio=[0.75, 4 / 3],
+                                                random_area=[0.08, 1.0], num_attempts=10)
+            img = fn.resize(img, resize_x=224, resize_y=224)
+            img = fn.flip(img, horizontal=fn.random.coin_flip())
+        else:
+            img = fn.decoders.image(inputs["image/encoded"], device="cpu", output_type=types.RGB)
+            img = fn.resize(img, resize_shorter=256)
+            img = fn.crop(img, crop=(224, 224))
+        return img, inputs["image/class/label"]
+
+    p = pipe()
+    p.build()
+    iters = -(-n // 256)
+    return timed(len(p.run()[0]) for _ in range(iters))
+
+
+def run_torchvision(folder, threads, mode, n):
+    import torch
+    from torchvision import datasets, transforms
+    t = (transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),
+                             transforms.PILToTensor()]) if mode == "train" else
+         transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
+                             transforms.PILToTensor()]))
+    ds = datasets.ImageFolder(folder, transform=t)
+    loader = torch.utils.data.DataLoader(ds, batch_size=256, shuffle=True, num_workers=threads,
+                                         generator=torch.Generator().manual_seed(1))
+    torch.set_num_threads(1)
+    return timed(x.shape[0] for x, _ in loader)
+
+
+RUNNERS = {"shardfeed": run_shardfeed, "maxside": run_shardfeed, "tf": run_tf, "dali": run_dali,
+           "torchvision": run_torchvision}
+
+
+def worker(args):
+    """One pipeline in this process (TensorFlow, DALI and torch each load
+    their own LLVM and cannot share a process): prints one JSON line."""
+    data = json.loads(args.worker)
+    rate, images = RUNNERS[data["name"]](data["input"], data["threads"], data["mode"], data["n"])
+    print(json.dumps({"rate": rate, "images": images}))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=5000)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--only", default="shardfeed,maxside,tf,dali,torchvision")
+    ap.add_argument("--modes", default="train,eval")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--worker", default="")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    only = args.only.split(",")
+    work = tempfile.mkdtemp(prefix="image_bench.")
+    try:
+        folder, n = make_folder(work, args.records)
+        shards = convert(folder, os.path.join(work, "ds"))
+        small = convert(folder, os.path.join(work, "ds256"), ["--max-side", "256"])
+        size = sum(os.path.getsize(s) for s in shards) / 1e6
+        size256 = sum(os.path.getsize(s) for s in small) / 1e6
+        print(f"{n} records; shards {size:.0f} MB, with --max-side 256 {size256:.0f} MB", flush=True)
+        inputs = {"shardfeed": os.path.join(work, "ds"), "maxside": os.path.join(work, "ds256"),
+                  "tf": shards, "dali": shards, "torchvision": folder}
+        rows = []
+        for mode in args.modes.split(","):
+            for t in [int(x) for x in args.threads.split(",")]:
+                for name in only:
+                    spec = json.dumps({"name": name, "input": inputs[name], "threads": t,
+                                       "mode": mode, "n": n})
+                    p = subprocess.run([sys.executable, __file__, "--worker", spec],
+                                       capture_output=True, text=True)
+                    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+                    if p.returncode != 0 or not lines:
+                        err = (p.stderr.strip().splitlines() or ["?"])[-1]
+                        print(f"{mode:5s} {name:12s} threads={t}: FAILED {err}"[:300], flush=True)
+                        continue
+                    r = json.loads(lines[-1])
+                    rows.append({"mode": mode, "pipeline": name, "threads": t,
+                                 "images_per_s": round(r["rate"], 1), "images": r["images"]})
+                    print(f"{mode:5s} {name:12s} threads={t}: {r['rate']:8.1f} images/s "
+                          f"({r['images']} images)", flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"records": n, "rows": rows}, f, indent=1)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
