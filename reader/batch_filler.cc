@@ -22,6 +22,13 @@ namespace {
 constexpr uint64_t kMaxGap = 16 << 10;   // read through gaps this small
 constexpr uint64_t kMaxRun = 8 << 20;    // bytes per coalesced read
 
+// Where record `p` ends, clamped to the file's end (no overflow).
+template <typename P>
+uint64_t EndWithin(const P& p, uint64_t file_size) {
+  if (p.offset >= file_size) return file_size;
+  return p.size > file_size - p.offset ? file_size : p.offset + p.size;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ShardFiles>> ShardFiles::Open(const Dataset& dataset) {
@@ -144,20 +151,30 @@ absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
   size_t runs = 0;
   for (size_t i = 0; i < pending_.size();) {
     size_t j = i + 1;
-    uint64_t end = pending_[i].offset + pending_[i].size;
+    ReadableFile* file = files_->file(pending_[i].shard);
+    // A stale index may list records past the end of the file (or sizes
+    // near 2^64): reads stop at the file's end, and the records past it are
+    // reported truncated by Fill (skipped under skip_corrupt).
+    const uint64_t file_size = file->size();
+    const uint64_t begin = std::min(pending_[i].offset, file_size);
+    uint64_t end = EndWithin(pending_[i], file_size);
     while (j < pending_.size() && pending_[j].shard == pending_[i].shard &&
            pending_[j].offset >= end && pending_[j].offset - end <= kMaxGap &&
-           pending_[j].offset + pending_[j].size - pending_[i].offset <= kMaxRun) {
-      end = pending_[j].offset + pending_[j].size;
+           EndWithin(pending_[j], file_size) - begin <= kMaxRun) {
+      end = EndWithin(pending_[j], file_size);
       ++j;
     }
     if (scratch_.size() <= runs) scratch_.emplace_back();
     std::string& buf = scratch_[runs];
     // Runs only grow within a batch; scratch_ keeps its capacity.
-    const uint64_t begin = pending_[i].offset;
     buf.resize(end - begin);
-    ReadableFile* file = files_->file(pending_[i].shard);
-    ASSIGN_OR_RETURN(size_t got, file->ReadAt(begin, buf.data(), buf.size()));
+    absl::StatusOr<size_t> read = file->ReadAt(begin, buf.data(), buf.size());
+    if (!read.ok()) {  // an I/O error: keep its code, name the offset
+      return absl::Status(read.status().code(),
+                          absl::StrCat(file->path(), ":", begin, ": reading ", buf.size(),
+                                       " bytes: ", read.status().message()));
+    }
+    const size_t got = *read;
     buf.resize(got);  // a short read: the records past it are truncated (see Fill)
     counters->bytes += static_cast<int64_t>(got);
     run_start_.push_back(begin);

@@ -40,6 +40,11 @@ absl::StatusOr<std::vector<IndexEntry>> ParseIndex(absl::string_view text,
       return absl::InvalidArgumentError(absl::StrCat(path, ": line ", line_number, ": size ",
                                                      e.size, " is below the 16-byte minimum"));
     }
+    if (e.size > UINT64_MAX - e.offset) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": line ", line_number, ": offset ",
+                                                     e.offset, " + size ", e.size,
+                                                     " is past any file (overflow)"));
+    }
     if (e.offset < next_offset) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": line ", line_number, ": offset ",
                                                      e.offset, " overlaps the previous record"));

@@ -29,7 +29,9 @@ std::string IndexPathFor(absl::string_view shard_path);
 std::string FormatIndex(const std::vector<IndexEntry>& entries);
 
 // Parses index text; INVALID_ARGUMENT naming `path` and the line on a
-// malformed line, or on entries that overlap or are out of order.
+// malformed line, or on entries that overlap, are out of order, or whose
+// offset + size does not fit in 64 bits. Entries are not checked against
+// the shard's size (readers must: a stale index may list bytes past its end).
 absl::StatusOr<std::vector<IndexEntry>> ParseIndex(absl::string_view text,
                                                    absl::string_view path);
 

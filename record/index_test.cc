@@ -56,5 +56,13 @@ TEST(Index, MalformedLinesNameTheFileAndLine) {
   EXPECT_EQ(2u, ok->size());
 }
 
+// Review finding 1: offset + size wrapped past 2^64 and the next line's
+// overlap check then passed (old code accepted this index).
+TEST(Index, OffsetPlusSizeOverflowIsRejected) {
+  auto bad = ParseIndex("0 16\n16 18446744073709551600\n40 16\n", "f.index");
+  ASSERT_EQ(absl::StatusCode::kInvalidArgument, bad.status().code());
+  EXPECT_NE(std::string::npos, bad.status().message().find("f.index: line 2")) << bad.status();
+}
+
 }  // namespace
 }  // namespace shardfeed
