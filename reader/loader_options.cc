@@ -22,6 +22,51 @@ absl::string_view BaseName(absl::string_view path) {
   return slash == absl::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// A slot's memory above this is an option error (a typo, a -1 dimension),
+// not a request to honour.
+constexpr uint64_t kMaxSlotBytes = uint64_t{1} << 40;
+
+// a * b + *sum into *sum; false on overflow or past kMaxSlotBytes.
+bool AddProduct(uint64_t a, uint64_t b, uint64_t* sum) {
+  uint64_t p = 0;
+  return !__builtin_mul_overflow(a, b, &p) && !__builtin_add_overflow(*sum, p, sum) &&
+         *sum <= kMaxSlotBytes;
+}
+
+// INVALID_ARGUMENT when a fixed feature has a negative dimension, or one
+// slot (batch_size rows of every feature, transforms and record indices)
+// would exceed kMaxSlotBytes or overflow.
+absl::Status CheckSlotBytes(const ResolvedOptions& r) {
+  const LoaderOptions& o = r.o;
+  const uint64_t batch = static_cast<uint64_t>(o.batch_size);
+  uint64_t total = 0;
+  auto too_big = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch_size ", o.batch_size, ": one ring slot would exceed ", kMaxSlotBytes,
+        " bytes (", what, "): lower batch_size or fix the feature shapes"));
+  };
+  if (!AddProduct(batch, sizeof(int64_t), &total)) return too_big("record indices");
+  for (size_t f = 0; f < o.features.size(); ++f) {
+    const FeatureSpec& spec = o.features[f];
+    if (spec.variable_length) continue;
+    uint64_t row = DTypeSize(spec.dtype);
+    for (int64_t d : spec.shape) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("feature ", spec.name, ": dimension ", d,
+                                                       " is negative (shape ",
+                                                       SpecToString({spec}), ")"));
+      }
+      if (__builtin_mul_overflow(row, static_cast<uint64_t>(d), &row)) return too_big(spec.name);
+    }
+    if (!AddProduct(batch, row, &total)) return too_big(spec.name);
+    const int t = r.transform_of[f];
+    if (t >= 0 && !AddProduct(batch, o.transforms[t].transform.output_bytes_per_image(), &total)) {
+      return too_big(absl::StrCat(spec.name, " transformed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckResume(const ResolvedOptions& r, uint64_t path_fingerprint) {
@@ -91,6 +136,7 @@ absl::StatusOr<ResolvedOptions> ResolveOptions(const Dataset& dataset,
   }
   RETURN_IF_ERROR(ApplyDecodeSpecs(o.decode, &o.features));
   RETURN_IF_ERROR(ResolveTransforms(o.features, &o.transforms, &r.transform_of));
+  RETURN_IF_ERROR(CheckSlotBytes(r));
   o.io_threads = std::max(1, o.io_threads);
   o.decode_threads = std::max(1, o.decode_threads);
   o.shuffle_buffer = std::max<int64_t>(1, o.shuffle_buffer);

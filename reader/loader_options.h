@@ -24,8 +24,10 @@ struct ResolvedOptions {
 };
 
 // Checks `options` against `dataset`: features (default: the manifest's
-// schema), batch size, prefetch, rank/world, transforms, and epochs = 0 with
-// an epoch that yields no batch (it would never deliver anything). The
+// schema), batch size, prefetch, rank/world, transforms, feature shapes (no
+// negative dimension) and one slot's size (overflow-safe, at most 1 TiB),
+// and epochs = 0 with an epoch that yields no batch (it would never deliver
+// anything). The
 // reading path checks a `resume` state (CheckResume).
 absl::StatusOr<ResolvedOptions> ResolveOptions(const Dataset& dataset,
                                                const LoaderOptions& options);

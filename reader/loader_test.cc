@@ -293,6 +293,36 @@ TEST(Loader, HoldingEverySlotIsAnErrorNotADeadlock) {
   EXPECT_TRUE(c.ok()) << c.status();
 }
 
+// Review finding 13: at the end of data with every slot held, Next() said
+// FAILED_PRECONDITION ("all slots held") or, with grow_ring, allocated a
+// slot; the end of data must come first. Planned and streaming paths.
+TEST(Loader, EndOfDataWithEverySlotHeldIsOutOfRange) {
+  const std::string dir = MakeDataset(2);
+  for (bool streaming : {false, true}) {
+    for (bool grow : {false, true}) {
+      auto ds = Dataset::Open({dir});
+      ASSERT_TRUE(ds.ok());
+      if (streaming) ds->shards[1].index.clear();
+      LoaderOptions o;
+      o.features = Spec();
+      o.batch_size = kRecords / 2;
+      o.prefetch = 2;
+      o.grow_ring = grow;
+      auto loader = Loader::Create(*ds, o);
+      ASSERT_TRUE(loader.ok()) << loader.status();
+      EXPECT_EQ(streaming, (*loader)->path_note() != "planned") << (*loader)->path_note();
+      auto a = (*loader)->Next();
+      auto b = (*loader)->Next();
+      ASSERT_TRUE(a.ok() && b.ok());
+      for (int i = 0; i < 2; ++i) {  // at once, and again
+        auto c = (*loader)->Next();
+        EXPECT_EQ(absl::StatusCode::kOutOfRange, c.status().code())
+            << c.status() << " streaming " << streaming << " grow " << grow;
+      }
+    }
+  }
+}
+
 TEST(Loader, HoldingOneBatchWhileReadingOnIsSafeAndKeepsTheOrder) {
   const std::string dir = MakeDataset(3);
   LoaderOptions o;
@@ -625,6 +655,64 @@ TEST(Loader, TruncatedShardIsDataLossWithFileAndOffsetMappedOrNot) {
     ASSERT_TRUE(run.ok()) << run.status();
     EXPECT_EQ(kRecords - static_cast<int64_t>(index->size()) + 50, run->fingerprint.records);
   }
+}
+
+// Review finding 1: a stale index whose last size runs far past the file
+// (or near 2^64). Old code: the pread path resized its buffer to that size
+// (bad_alloc / length_error in a worker thread: the process died).
+TEST(Loader, StaleIndexPastTheFileIsDataLossNotACrash) {
+  const std::string dir = MakeDataset(2);
+  const std::string shard = dir + "/data-0.tfrecord";
+  auto index = ReadIndexFile(IndexPathFor(shard));
+  ASSERT_TRUE(index.ok());
+  const uint64_t last = index->back().offset;
+  for (uint64_t size : {uint64_t{99999999999}, UINT64_MAX - last}) {
+    std::vector<IndexEntry> stale = *index;
+    stale.back().size = size;
+    ASSERT_TRUE(WriteIndexFile(IndexPathFor(shard), stale).ok());
+    for (bool mapped : {false, true}) {
+      for (bool shuffle : {false, true}) {
+        LoaderOptions o;
+        o.map_shards = mapped;
+        o.shuffle = shuffle;
+        auto run = ReadAll(dir, o);
+        ASSERT_EQ(absl::StatusCode::kDataLoss, run.status().code()) << run.status();
+        EXPECT_NE(std::string::npos,
+                  run.status().message().find(absl::StrCat(shard, ":", last, ": truncated shard")))
+            << run.status();
+        o.skip_corrupt = true;
+        run = ReadAll(dir, o);
+        ASSERT_TRUE(run.ok()) << run.status();
+        EXPECT_EQ(kRecords - 1, run->fingerprint.records);
+      }
+    }
+  }
+}
+
+// Review finding 10: batch_size * row bytes never bounded; a -1 dimension
+// made row_bytes wrap. Old code: vector::assign / new[] threw out of
+// Loader::Create (std::terminate outside a test).
+TEST(Loader, HugeBatchOrNegativeDimensionIsInvalidArgument) {
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  ASSERT_TRUE(ds.ok());
+  LoaderOptions o;
+  o.features = Spec();
+  o.epochs = 1;
+  for (int64_t batch : {int64_t{1} << 60, int64_t{1} << 40, INT64_MAX}) {
+    o.batch_size = batch;
+    auto loader = Loader::Create(*ds, o);
+    ASSERT_EQ(absl::StatusCode::kInvalidArgument, loader.status().code()) << loader.status();
+    EXPECT_NE(std::string::npos, loader.status().message().find("batch_size")) << loader.status();
+  }
+  o.batch_size = 4;
+  o.features[1].shape = {-1, 4};  // image
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_EQ(absl::StatusCode::kInvalidArgument, loader.status().code()) << loader.status();
+  EXPECT_NE(std::string::npos, loader.status().message().find("image")) << loader.status();
+  o.features[1].shape = {int64_t{1} << 40, int64_t{1} << 40};  // elements overflow
+  loader = Loader::Create(*ds, o);
+  ASSERT_EQ(absl::StatusCode::kInvalidArgument, loader.status().code()) << loader.status();
 }
 
 // Needs a GPU (skips without): the caller's device is kept, and a held

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -83,16 +84,30 @@ class PlannedLoader : public Loader::Backend {
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
     c_.start = NowSeconds();
     const int n = std::max(r_.o.io_threads, r_.o.decode_threads);
-    for (int t = 0; t < n; ++t) workers_.emplace_back([this] { Work(); });
+    for (int t = 0; t < n; ++t) {
+      try {
+        workers_.emplace_back([this] { Work(); });
+      } catch (const std::system_error& e) {  // run with the workers that started
+        if (workers_.empty()) {
+          return absl::ResourceExhaustedError(
+              absl::StrCat("could not start a loader worker thread: ", e.what()));
+        }
+        break;
+      }
+    }
     return absl::OkStatus();
   }
 
   absl::StatusOr<Batch> Next(absl::Duration timeout) override {
     if (!final_.ok()) return final_;
     std::unique_lock<std::mutex> lock;
+    // The plan says where the data ends: no filler needs to reach it first
+    // (with every slot held, none could).
+    PlannedBatch unused;
     ASSIGN_OR_RETURN(int k, ring_->AwaitReady(
                                 next_, timeout, r_.o.grow_ring,
-                                [&] { return end_ && next_ >= end_seq_; }, &c_, &lock));
+                                [&] { return !seq_.Locate(next_, &unused); },
+                                [] { return true; }, &c_, &lock));
     if (k < 0) return absl::OutOfRangeError("end of data: all epochs delivered");
     SlotRing::Slot* s = ring_->slot_locked(k);
     if (!s->error.ok()) {
@@ -148,7 +163,6 @@ class PlannedLoader : public Loader::Backend {
         g = next_claim_;
         if (!seq_.Locate(g, &b)) {
           end_ = true;
-          end_seq_ = g;
           ring_->cv.notify_all();
           return;
         }
@@ -205,7 +219,7 @@ class PlannedLoader : public Loader::Backend {
   std::map<int64_t, std::shared_ptr<const EpochOrder>> orders_;
   // Guarded by ring_->mu.
   bool stop_ = false, end_ = false;
-  uint64_t next_claim_ = 0, end_seq_ = 0;
+  uint64_t next_claim_ = 0;
   // Consumer thread.
   uint64_t next_ = 0;
   absl::Status final_;

@@ -1,5 +1,7 @@
 #include "reader/record_stream.h"
 
+#include <system_error>
+
 #include "absl/strings/str_cat.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
@@ -30,7 +32,18 @@ RecordStream::RecordStream(const Dataset* ds, const ResolvedOptions* r, int64_t 
   for (int t = 0; t < o.io_threads; ++t) {
     queues_.push_back(std::make_unique<BoundedQueue<ChunkPtr>>(4));
   }
-  for (int t = 0; t < o.io_threads; ++t) threads_.emplace_back([this, t] { ReadItems(t); });
+  for (int t = 0; t < o.io_threads; ++t) {
+    try {
+      threads_.emplace_back([this, t] { ReadItems(t); });
+    } catch (const std::system_error& e) {
+      // Thread t's items would never come: the stream fails (Next says why).
+      start_error_ = absl::ResourceExhaustedError(absl::StrCat(
+          "could not start I/O thread ", t + 1, " of ", o.io_threads, ": ", e.what(),
+          " (lower io_threads)"));
+      Cancel();
+      break;
+    }
+  }
 }
 
 RecordStream::~RecordStream() {
@@ -127,6 +140,7 @@ bool RecordStream::ReadItem(const WorkItem& item, BoundedQueue<ChunkPtr>* queue)
 }
 
 absl::StatusOr<bool> RecordStream::Next(StreamedRecord* out) {
+  RETURN_IF_ERROR(start_error_);
   const bool shuffle = r_->mode != ShuffleMode::kSequential;
   const int64_t capacity = shuffle ? r_->o.shuffle_buffer : 1;
   while (!input_done_ && static_cast<int64_t>(buffer_.size()) < capacity) {

@@ -3,7 +3,8 @@
 // (sequential reads, data CRC verified), through a seeded shuffle buffer.
 // Records are copied into their own buffers, so the buffer holds about
 // shuffle_buffer x record size. Used by one thread (the producer); the I/O
-// threads stop when the stream is destroyed or Cancel() is called.
+// threads stop when the stream is destroyed or Cancel() is called. If an
+// I/O thread cannot be created, Next() returns RESOURCE_EXHAUSTED.
 #ifndef SHARDFEED_READER_RECORD_STREAM_H_
 #define SHARDFEED_READER_RECORD_STREAM_H_
 
@@ -59,6 +60,7 @@ class RecordStream {
   std::vector<WorkItem> items_;
   std::vector<std::unique_ptr<BoundedQueue<ChunkPtr>>> queues_;
   std::vector<std::thread> threads_;
+  absl::Status start_error_;  // an I/O thread could not start
   std::mt19937_64 rng_;
   std::vector<StreamedRecord> buffer_;
   bool input_done_ = false;

@@ -3,7 +3,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "gpu/cuda_status.h"
@@ -105,7 +107,13 @@ absl::Status SlotRing::Allocate(Slot* slot) {
 
 absl::Status SlotRing::Grow() {
   auto slot = std::make_unique<Slot>(ctx_ ? ctx_->ops.get() : nullptr);
-  RETURN_IF_ERROR(Allocate(slot.get()));
+  try {  // host memory: a failed allocation is an error, not std::terminate
+    RETURN_IF_ERROR(Allocate(slot.get()));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "out of host memory allocating a ring slot of ", layout_.batch_size,
+        " rows: lower batch_size or prefetch"));
+  }
   std::lock_guard<std::mutex> lock(mu);
   slots_.push_back(std::move(slot));
   cv.notify_all();
@@ -208,23 +216,42 @@ Batch SlotRing::DeliverLocked(int k) {
 
 absl::StatusOr<int> SlotRing::AwaitReady(uint64_t seq, absl::Duration timeout, bool grow,
                                          const std::function<bool()>& finished,
+                                         const std::function<bool()>& fillers_wait,
                                          PipelineCounters* counters,
                                          std::unique_lock<std::mutex>* lock) {
   const double t0 = NowSeconds();
+  const bool forever = timeout == absl::InfiniteDuration();
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      (forever ? std::chrono::nanoseconds(0) : absl::ToChronoNanoseconds(timeout));
+  auto wait = [&](const std::function<bool()>& until) {
+    if (forever) {
+      cv.wait(*lock, until);
+      return true;
+    }
+    return cv.wait_until(*lock, deadline, until);
+  };
   *lock = std::unique_lock<std::mutex>(mu);
   if (CountLocked(State::kInUse) == static_cast<int>(slots_.size())) {
-    lock->unlock();
-    if (!grow) return AllHeldError();
-    RETURN_IF_ERROR(Grow());
-    lock->lock();
+    // The end of data comes first: wait until the fillers know whether
+    // another batch comes (they end, or wait for a free slot).
+    if (!wait([&] { return finished() || fillers_wait() ||
+                           CountLocked(State::kInUse) < static_cast<int>(slots_.size()); })) {
+      counters->wait.Add(NowSeconds() - t0);
+      return absl::DeadlineExceededError("no batch yet");
+    }
+    if (finished()) return -1;  // (no slot is Ready: all were in use)
+    if (CountLocked(State::kInUse) == static_cast<int>(slots_.size())) {
+      lock->unlock();
+      if (!grow) return AllHeldError();
+      RETURN_IF_ERROR(Grow());
+      lock->lock();
+    }
   }
   counters->ready_samples += CountLocked(State::kReady);
   ++counters->next_calls;
   int k = -1;
-  auto ready = [&] { return FindReadyLocked(seq, &k) != nullptr || finished(); };
-  if (timeout == absl::InfiniteDuration()) {
-    cv.wait(*lock, ready);
-  } else if (!cv.wait_for(*lock, absl::ToChronoNanoseconds(timeout), ready)) {
+  if (!wait([&] { return FindReadyLocked(seq, &k) != nullptr || finished(); })) {
     counters->wait.Add(NowSeconds() - t0);
     return absl::DeadlineExceededError("no batch yet");
   }

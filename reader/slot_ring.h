@@ -115,12 +115,16 @@ class SlotRing : public std::enable_shared_from_this<SlotRing> {
   absl::Status PrepareFill(Slot* s);
 
   // The consumer's wait for the batch numbered `seq` (the paths that fill
-  // slots on their own threads): adds a slot first when the consumer holds
-  // them all (grow), or FAILED_PRECONDITION; DEADLINE_EXCEEDED after
-  // `timeout`. Returns with `*lock` (on mu) held: the slot's index, or -1
-  // once finished() (called with mu held) says no such batch will come.
+  // slots on their own threads). When the consumer holds every slot, it
+  // first waits until finished() or fillers_wait() (the fillers wait for a
+  // free slot) or a slot is released: at the end of data it returns -1
+  // (never "all held"); otherwise it adds a slot (grow) or returns
+  // FAILED_PRECONDITION. DEADLINE_EXCEEDED after `timeout`. Returns with
+  // `*lock` (on mu) held: the slot's index, or -1 once finished() says no
+  // such batch will come. Both predicates are called with mu held.
   absl::StatusOr<int> AwaitReady(uint64_t seq, absl::Duration timeout, bool grow,
                                  const std::function<bool()>& finished,
+                                 const std::function<bool()>& fillers_wait,
                                  PipelineCounters* counters, std::unique_lock<std::mutex>* lock);
 
   // Marks slot k InUse (mu held by the caller) and returns its Batch.

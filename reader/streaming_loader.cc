@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -59,7 +60,12 @@ class StreamingLoader : public Loader::Backend {
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
     pool_ = std::make_unique<WorkerPool>(r_.o.decode_threads);
     c_.start = NowSeconds();
-    producer_ = std::thread([this] { Produce(); });
+    try {
+      producer_ = std::thread([this] { Produce(); });
+    } catch (const std::system_error& e) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("could not start the loader's producer thread: ", e.what()));
+    }
     // Resuming: the batches before the state are read again and dropped.
     for (; skip_ > 0; --skip_) {
       absl::StatusOr<Batch> b = NextBatch(absl::InfiniteDuration());
@@ -98,7 +104,8 @@ class StreamingLoader : public Loader::Backend {
   absl::StatusOr<Batch> NextBatch(absl::Duration timeout) {
     std::unique_lock<std::mutex> lock;
     ASSIGN_OR_RETURN(int k, ring_->AwaitReady(next_consume_, timeout, r_.o.grow_ring,
-                                              [&] { return producer_done_; }, &c_, &lock));
+                                              [&] { return producer_done_; },
+                                              [&] { return producer_waits_; }, &c_, &lock));
     if (k < 0) return final_status_;
     SlotRing::Slot* s = ring_->slot_locked(k);
     ++next_consume_;
@@ -149,7 +156,10 @@ class StreamingLoader : public Loader::Backend {
     std::unique_lock<std::mutex> lock(ring_->mu);
     SlotRing::Slot* s = nullptr;
     int k = -1;
+    producer_waits_ = true;  // the consumer's end-of-data check (AwaitReady)
+    ring_->cv.notify_all();
     ring_->cv.wait(lock, [&] { return stop_.load() || (s = ring_->FindFreeLocked(&k)); });
+    producer_waits_ = false;
     if (stop_.load()) return nullptr;
     s->state = SlotRing::State::kFilling;
     return s;
@@ -269,6 +279,7 @@ class StreamingLoader : public Loader::Backend {
   std::vector<std::vector<std::string>> row_values_;
   // Guarded by ring_->mu.
   bool producer_done_ = false;
+  bool producer_waits_ = false;  // in TakeSlot: another batch is coming
   absl::Status final_status_;
   // Consumer thread.
   uint64_t next_consume_ = 0;

@@ -1,9 +1,22 @@
 #include "reader/worker_pool.h"
 
+#include <system_error>
+
 namespace shardfeed {
 
-WorkerPool::WorkerPool(int threads) : count_(threads < 1 ? 1 : threads) {
-  for (int i = 0; i < count_; ++i) threads_.emplace_back([this, i] { Work(i); });
+WorkerPool::WorkerPool(int threads) {
+  const int wanted = threads < 1 ? 1 : threads;
+  // Work(i) reads count_ only after ParallelFor, under mu_: the pool runs
+  // with the threads that started (none: ParallelFor runs on the caller).
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int i = 0; i < wanted; ++i) {
+    try {
+      threads_.emplace_back([this, i] { Work(i); });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  count_ = static_cast<int>(threads_.size());
 }
 
 WorkerPool::~WorkerPool() {
@@ -16,6 +29,10 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::ParallelFor(size_t n, const std::function<void(size_t, size_t)>& fn) {
+  if (count_ == 0) {  // no thread could start
+    if (n > 0) fn(0, n);
+    return;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   fn_ = &fn;
   n_ = n;
@@ -39,7 +56,7 @@ void WorkerPool::Work(int index) {
       fn = fn_;
       n = n_;
     }
-    const size_t t = static_cast<size_t>(count_);
+    const size_t t = static_cast<size_t>(count_);  // set before any generation
     const size_t begin = n * index / t, end = n * (index + 1) / t;
     if (begin < end) (*fn)(begin, end);
     {

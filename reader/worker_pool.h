@@ -1,7 +1,9 @@
 // WorkerPool: a fixed set of threads running ParallelFor(n, fn): fn(begin,
 // end) over contiguous ranges of [0, n), one per thread; the call returns
 // when all are done. The decode pool of the Loader. ParallelFor is called
-// from one thread at a time. The destructor joins the threads.
+// from one thread at a time. The destructor joins the threads. Threads that
+// cannot be created (std::system_error) are left out: size() is the number
+// that started, and with none ParallelFor runs fn(0, n) on the caller.
 #ifndef SHARDFEED_READER_WORKER_POOL_H_
 #define SHARDFEED_READER_WORKER_POOL_H_
 
@@ -25,7 +27,7 @@ class WorkerPool {
 
  private:
   void Work(int index);
-  const int count_;
+  int count_ = 0;  // threads that started; set in the constructor
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable start_, done_;
