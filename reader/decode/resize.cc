@@ -8,12 +8,16 @@ namespace shardfeed {
 namespace {
 
 constexpr int kPrecisionBits = 32 - 8 - 2;  // Pillow's PRECISION_BITS
+constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
+constexpr int kMaxUnrolled = 8;  // tap counts with a specialized kernel
 
 // Per output pixel: the first input pixel, the tap count, and the taps.
+// Buffers are reused between calls (see Precompute).
 struct Coeffs {
   int ksize = 0;
   std::vector<int> first, count;
   std::vector<int32_t> k;  // out_size * ksize, fixed point
+  std::vector<double> w;   // Precompute's work row
 };
 
 double Triangle(double x) {
@@ -22,17 +26,17 @@ double Triangle(double x) {
 }
 
 // Pillow's precompute_coeffs + normalize_coeffs_8bpc for the bilinear filter
-// (box edges as C floats, as Pillow receives them).
-Coeffs Precompute(int in_size, float in0, float in1, int out_size) {
+// (box edges as C floats, as Pillow receives them), into c.
+void Precompute(int in_size, float in0, float in1, int out_size, Coeffs* c) {
   const double scale = static_cast<double>(in1 - in0) / out_size;
   const double filterscale = std::max(scale, 1.0);
   const double support = 1.0 * filterscale;
-  Coeffs c;
-  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
-  c.first.resize(out_size);
-  c.count.resize(out_size);
-  c.k.assign(static_cast<size_t>(out_size) * c.ksize, 0);
-  std::vector<double> w(c.ksize);
+  c->ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  c->first.resize(out_size);
+  c->count.resize(out_size);
+  c->k.assign(static_cast<size_t>(out_size) * c->ksize, 0);
+  c->w.resize(c->ksize);
+  double* w = c->w.data();
   for (int xx = 0; xx < out_size; ++xx) {
     const double center = in0 + (xx + 0.5) * scale;
     const double ss = 1.0 / filterscale;
@@ -43,14 +47,36 @@ Coeffs Precompute(int in_size, float in0, float in1, int out_size) {
       w[x] = Triangle((x + xmin - center + 0.5) * ss);
       ww += w[x];
     }
+    int32_t* k = &c->k[static_cast<size_t>(xx) * c->ksize];
     for (int x = 0; x < xmax; ++x) {
       const double v = (ww != 0.0 ? w[x] / ww : w[x]) * (1 << kPrecisionBits);
-      c.k[static_cast<size_t>(xx) * c.ksize + x] = static_cast<int32_t>(v < 0 ? v - 0.5 : v + 0.5);
+      k[x] = static_cast<int32_t>(v < 0 ? v - 0.5 : v + 0.5);
     }
-    c.first[xx] = xmin;
-    c.count[xx] = std::max(xmax, 0);
+    c->first[xx] = xmin;
+    c->count[xx] = std::max(xmax, 0);
   }
-  return c;
+}
+
+// Gives every output the same tap count (the largest), moving `first` left
+// where the window would run past in_size and padding with zero taps. Integer
+// sums do not change with zero terms, so results stay bit-exact; the kernels
+// then run a fixed trip count. Returns the common count, or 0 if the input is
+// narrower than that count (callers then use the variable-count loop).
+int PadToCommonCount(int in_size, Coeffs* c) {
+  int kn = 0;
+  for (int n : c->count) kn = std::max(kn, n);
+  if (kn == 0 || kn > in_size || kn > c->ksize) return 0;
+  for (size_t xx = 0; xx < c->first.size(); ++xx) {
+    const int shift = c->first[xx] - std::min(c->first[xx], in_size - kn);
+    if (shift > 0) {
+      int32_t* k = &c->k[xx * c->ksize];
+      std::memmove(k + shift, k, sizeof(int32_t) * c->count[xx]);
+      std::fill(k, k + shift, 0);
+      c->first[xx] -= shift;
+    }
+    c->count[xx] = kn;
+  }
+  return kn;
 }
 
 // Branch-free so the row loops vectorize.
@@ -58,16 +84,40 @@ inline uint8_t Clip8(int32_t v) {
   return static_cast<uint8_t>(std::min(std::max(v >> kPrecisionBits, 0), 255));
 }
 
-// One horizontal pass over rows [row0, row0 + rows) of src.
-void Horizontal(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
-                uint8_t* out) {
+// Horizontal pass with exactly K taps per output pixel: 3 channels per tap,
+// no per-pixel branches.
+template <int K>
+void HorizontalFixed(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
+                     uint8_t* out) {
   for (int y = 0; y < rows; ++y) {
     const uint8_t* in = src.data + (row0 + y) * src.stride;
     uint8_t* o = out + static_cast<size_t>(y) * out_w * 3;
     for (int xx = 0; xx < out_w; ++xx) {
       const int32_t* k = &c.k[static_cast<size_t>(xx) * c.ksize];
       const uint8_t* p = in + c.first[xx] * 3;
-      int32_t r = 1 << (kPrecisionBits - 1), g = r, b = r;
+      int32_t r = kHalf, g = kHalf, b = kHalf;
+      for (int x = 0; x < K; ++x) {
+        r += p[3 * x] * k[x];
+        g += p[3 * x + 1] * k[x];
+        b += p[3 * x + 2] * k[x];
+      }
+      o[3 * xx] = Clip8(r);
+      o[3 * xx + 1] = Clip8(g);
+      o[3 * xx + 2] = Clip8(b);
+    }
+  }
+}
+
+// Any tap count per output pixel (Pillow's loop).
+void HorizontalAny(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
+                   uint8_t* out) {
+  for (int y = 0; y < rows; ++y) {
+    const uint8_t* in = src.data + (row0 + y) * src.stride;
+    uint8_t* o = out + static_cast<size_t>(y) * out_w * 3;
+    for (int xx = 0; xx < out_w; ++xx) {
+      const int32_t* k = &c.k[static_cast<size_t>(xx) * c.ksize];
+      const uint8_t* p = in + c.first[xx] * 3;
+      int32_t r = kHalf, g = kHalf, b = kHalf;
       for (int x = 0; x < c.count[xx]; ++x) {
         r += p[3 * x] * k[x];
         g += p[3 * x + 1] * k[x];
@@ -80,21 +130,76 @@ void Horizontal(const RgbImage& src, int row0, int rows, const Coeffs& c, int ou
   }
 }
 
+using HorizontalFn = void (*)(const RgbImage&, int, int, const Coeffs&, int, uint8_t*);
+
+template <int... K>
+HorizontalFn PickHorizontal(int kn, std::integer_sequence<int, K...>) {
+  HorizontalFn fn = HorizontalAny;
+  ((fn = (kn == K + 1 ? HorizontalFixed<K + 1> : fn)), ...);
+  return fn;
+}
+
+// One output row of the vertical pass with exactly K taps: every tap's row is
+// read once per output element and the sum stays in registers (the loop over
+// i vectorizes; no accumulator array round trips).
+// Pointers and taps are copied to locals first: `o` is a uint8_t*, which may
+// alias anything, so reading them through memory would block vectorization.
+template <int K>
+void VerticalRow(const uint8_t* const* rows_in, const int32_t* k_in, int n, uint8_t* o) {
+  const uint8_t* rows[K];
+  int32_t k[K];
+  for (int y = 0; y < K; ++y) {
+    rows[y] = rows_in[y];
+    k[y] = k_in[y];
+  }
+  for (int i = 0; i < n; ++i) {
+    int32_t s = kHalf;
+    for (int y = 0; y < K; ++y) s += rows[y][i] * k[y];
+    o[i] = Clip8(s);
+  }
+}
+
+// Any tap count, through an accumulator row.
+void VerticalRowAny(const uint8_t* const* rows, const int32_t* k, int count, int n,
+                    int32_t* acc, uint8_t* o) {
+  std::fill(acc, acc + n, kHalf);
+  for (int y = 0; y < count; ++y) {
+    const uint8_t* row = rows[y];
+    const int32_t ky = k[y];
+    for (int i = 0; i < n; ++i) acc[i] += row[i] * ky;
+  }
+  for (int i = 0; i < n; ++i) o[i] = Clip8(acc[i]);
+}
+
+using VerticalRowFn = void (*)(const uint8_t* const*, const int32_t*, int, uint8_t*);
+
+template <int... K>
+VerticalRowFn PickVerticalRow(int count, std::integer_sequence<int, K...>) {
+  VerticalRowFn fn = nullptr;
+  ((fn = (count == K + 1 ? VerticalRow<K + 1> : fn)), ...);
+  return fn;
+}
+
 // The vertical pass; first[] is relative to `in`'s first row.
 void Vertical(const uint8_t* in, size_t in_stride, int width, const Coeffs& c, int row_shift,
               int out_h, uint8_t* out) {
   const int n = width * 3;
-  std::vector<int32_t> acc(n);
+  thread_local std::vector<int32_t> acc;
+  thread_local std::vector<const uint8_t*> rows;
+  rows.resize(c.ksize);
   for (int yy = 0; yy < out_h; ++yy) {
-    std::fill(acc.begin(), acc.end(), 1 << (kPrecisionBits - 1));
     const int32_t* k = &c.k[static_cast<size_t>(yy) * c.ksize];
-    for (int y = 0; y < c.count[yy]; ++y) {
-      const uint8_t* row = in + (c.first[yy] - row_shift + y) * in_stride;
-      const int32_t ky = k[y];
-      for (int i = 0; i < n; ++i) acc[i] += row[i] * ky;
-    }
+    const int count = c.count[yy];
+    for (int y = 0; y < count; ++y) rows[y] = in + (c.first[yy] - row_shift + y) * in_stride;
     uint8_t* o = out + static_cast<size_t>(yy) * n;
-    for (int i = 0; i < n; ++i) o[i] = Clip8(acc[i]);
+    const VerticalRowFn fn =
+        PickVerticalRow(count, std::make_integer_sequence<int, kMaxUnrolled>());
+    if (fn != nullptr) {
+      fn(rows.data(), k, n, o);
+    } else {
+      acc.resize(n);
+      VerticalRowAny(rows.data(), k, count, n, acc.data(), o);
+    }
   }
 }
 
@@ -115,8 +220,9 @@ void ResizeBox(const RgbImage& src, double x0, double y0, double x1, double y1, 
   const float fy0 = static_cast<float>(y0), fy1 = static_cast<float>(y1);
   const bool need_h = out_w != src.width || fx0 != 0 || fx1 != src.width;
   const bool need_v = out_h != src.height || fy0 != 0 || fy1 != src.height;
-  const Coeffs horiz = Precompute(src.width, fx0, fx1, out_w);
-  const Coeffs vert = Precompute(src.height, fy0, fy1, out_h);
+  thread_local Coeffs horiz, vert;
+  Precompute(src.width, fx0, fx1, out_w, &horiz);
+  Precompute(src.height, fy0, fy1, out_h, &vert);
   const int row_first = vert.first[0];
   const int row_last = vert.first[out_h - 1] + vert.count[out_h - 1];
   const uint8_t* mid = src.data;
@@ -130,7 +236,9 @@ void ResizeBox(const RgbImage& src, double x0, double y0, double x1, double y1, 
       scratch->resize(static_cast<size_t>(rows) * out_w * 3);
       dst = scratch->data();
     }
-    Horizontal(src, row0, rows, horiz, out_w, dst);
+    const int kn = PadToCommonCount(src.width, &horiz);
+    PickHorizontal(kn, std::make_integer_sequence<int, kMaxUnrolled>())(src, row0, rows, horiz,
+                                                                        out_w, dst);
     mid = dst;
     mid_stride = static_cast<size_t>(out_w) * 3;
     mid_shift = row0;
