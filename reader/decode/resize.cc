@@ -11,6 +11,15 @@ constexpr int kPrecisionBits = 32 - 8 - 2;  // Pillow's PRECISION_BITS
 constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
 constexpr int kMaxUnrolled = 8;  // tap counts with a specialized kernel
 
+// The kernels are compiled twice, for AVX2 (8 int32 multiplies a cycle; SSE2
+// has no 32-bit multiply) and for the baseline, and the loader picks one per
+// machine (GCC function multiversioning). Integer math: same bytes either way.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SHARDFEED_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SHARDFEED_SIMD_CLONES
+#endif
+
 // Per output pixel: the first input pixel, the tap count, and the taps.
 // Buffers are reused between calls (see Precompute).
 struct Coeffs {
@@ -84,26 +93,44 @@ inline uint8_t Clip8(int32_t v) {
   return static_cast<uint8_t>(std::min(std::max(v >> kPrecisionBits, 0), 255));
 }
 
-// Horizontal pass with exactly K taps per output pixel: 3 channels per tap,
-// no per-pixel branches.
+// Horizontal pass with exactly K taps per output pixel, kTileRows rows at a
+// time: the rows' pixels are first laid out column by column (tile[x] holds
+// column x of every row, 3 bytes a row), so one output pixel's taps become
+// multiply-adds over kTileLanes contiguous lanes, which vectorize; the sums are
+// the same integers as Pillow's. first[] is nondecreasing (window centers
+// increase with the output position), so the columns used are
+// [first[0], first[out_w - 1] + K).
+constexpr int kTileRows = 8, kTileLanes = 3 * kTileRows;
+
 template <int K>
-void HorizontalFixed(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
+SHARDFEED_SIMD_CLONES void HorizontalFixed(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
                      uint8_t* out) {
-  for (int y = 0; y < rows; ++y) {
-    const uint8_t* in = src.data + (row0 + y) * src.stride;
-    uint8_t* o = out + static_cast<size_t>(y) * out_w * 3;
+  const int x_lo = c.first[0], x_hi = c.first[out_w - 1] + K;
+  thread_local std::vector<uint8_t> tile;
+  tile.resize(static_cast<size_t>(x_hi - x_lo) * kTileLanes);
+  const size_t out_stride = static_cast<size_t>(out_w) * 3;
+  for (int y = 0; y < rows; y += kTileRows) {
+    const int n = std::min(kTileRows, rows - y);
+    for (int r = 0; r < n; ++r) {
+      const uint8_t* in = src.data + (row0 + y + r) * src.stride + x_lo * 3;
+      uint8_t* t = tile.data() + 3 * r;
+      for (int x = 0; x < x_hi - x_lo; ++x) {
+        std::memcpy(t + static_cast<size_t>(x) * kTileLanes, in + 3 * x, 3);
+      }
+    }
+    uint8_t* o = out + static_cast<size_t>(y) * out_stride;
     for (int xx = 0; xx < out_w; ++xx) {
       const int32_t* k = &c.k[static_cast<size_t>(xx) * c.ksize];
-      const uint8_t* p = in + c.first[xx] * 3;
-      int32_t r = kHalf, g = kHalf, b = kHalf;
-      for (int x = 0; x < K; ++x) {
-        r += p[3 * x] * k[x];
-        g += p[3 * x + 1] * k[x];
-        b += p[3 * x + 2] * k[x];
+      const uint8_t* col = tile.data() + static_cast<size_t>(c.first[xx] - x_lo) * kTileLanes;
+      int32_t acc[kTileLanes];
+      for (int j = 0; j < kTileLanes; ++j) acc[j] = kHalf;
+      for (int t = 0; t < K; ++t) {
+        const int32_t kt = k[t];
+        for (int j = 0; j < kTileLanes; ++j) acc[j] += col[t * kTileLanes + j] * kt;
       }
-      o[3 * xx] = Clip8(r);
-      o[3 * xx + 1] = Clip8(g);
-      o[3 * xx + 2] = Clip8(b);
+      for (int r = 0; r < n; ++r) {
+        for (int ch = 0; ch < 3; ++ch) o[r * out_stride + 3 * xx + ch] = Clip8(acc[3 * r + ch]);
+      }
     }
   }
 }
@@ -145,7 +172,7 @@ HorizontalFn PickHorizontal(int kn, std::integer_sequence<int, K...>) {
 // Pointers and taps are copied to locals first: `o` is a uint8_t*, which may
 // alias anything, so reading them through memory would block vectorization.
 template <int K>
-void VerticalRow(const uint8_t* const* rows_in, const int32_t* k_in, int n, uint8_t* o) {
+SHARDFEED_SIMD_CLONES void VerticalRow(const uint8_t* const* rows_in, const int32_t* k_in, int n, uint8_t* o) {
   const uint8_t* rows[K];
   int32_t k[K];
   for (int y = 0; y < K; ++y) {
