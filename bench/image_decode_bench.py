@@ -209,21 +209,14 @@ def env_for(name, baseline):
     return env
 
 
-def best_of(repeat, spec, env):
-    """Runs one pipeline `repeat` times in fresh processes; the fastest run."""
-    best = {"error": "no run"}
-    for _ in range(max(repeat, 1)):
-        p = subprocess.run([sys.executable, __file__, "--worker", spec], capture_output=True,
-                           text=True, env=env)
-        lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-        if p.returncode != 0 or not lines:
-            if "rate" not in best:
-                best = {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
-            continue
-        r = json.loads(lines[-1])
-        if r["rate"] > best.get("rate", -1):
-            best = r
-    return best
+def run_once(spec, env):
+    """One pipeline in a fresh process: {"rate", "images"} or {"error"}."""
+    p = subprocess.run([sys.executable, __file__, "--worker", spec], capture_output=True,
+                       text=True, env=env)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(lines[-1])
 
 
 def main():
@@ -257,11 +250,21 @@ def main():
         rows = []
         for mode in args.modes.split(","):
             for t in [int(x) for x in args.threads.split(",")]:
+                # Repeats alternate between the pipelines (a load swing then
+                # hits all of them), and each keeps its best run.
+                best = {name: {"error": "no run"} for name in only}
+                for _ in range(max(args.repeat, 1)):
+                    for name in only:
+                        spec = json.dumps({"name": name, "input": inputs[name], "threads": t,
+                                           "mode": mode, "n": n})
+                        r = run_once(spec, env_for(name, args.baseline))
+                        if r.get("rate", -1) > best[name].get("rate", -1):
+                            best[name] = r
+                        elif "rate" not in best[name]:
+                            best[name] = r  # still failing: keep the latest error
                 for name in only:
-                    spec = json.dumps({"name": name, "input": inputs[name], "threads": t,
-                                       "mode": mode, "n": n})
-                    r = best_of(args.repeat, spec, env_for(name, args.baseline))
-                    if "error" in r:
+                    r = best[name]
+                    if "rate" not in r:
                         print(f"{mode:5s} {name:12s} threads={t}: FAILED {r['error']}"[:300],
                               flush=True)
                         continue

@@ -3,7 +3,11 @@
 // and torchvision's Resize(antialias=True) compute it. Same coefficient
 // rounding (22-bit fixed point), same pass order (horizontal, then vertical
 // through an 8-bit intermediate), so results equal Pillow's bit for bit on
-// the same box. Thread-safe; the caller owns every buffer.
+// the same box. Thread-safe; the caller owns src, out and scratch (taps and
+// tiles live in per-thread buffers reused between calls, so steady-state
+// calls allocate nothing). Speed: the horizontal pass runs over 8-row
+// column-major tiles and the vertical one over whole rows, both vectorized
+// (AVX2 where the CPU has it), with the same integer sums as Pillow.
 #ifndef SHARDFEED_READER_DECODE_RESIZE_H_
 #define SHARDFEED_READER_DECODE_RESIZE_H_
 
