@@ -45,9 +45,37 @@ absl::StatusOr<std::unique_ptr<ShardFiles>> ShardFiles::Open(const Dataset& data
       return absl::FailedPreconditionError(
           absl::StrCat(shard.path, " is compressed (no random access)"));
     }
-    files->files_.push_back(std::move(f));
-  }
+    files->paths_.push_back(shard.path);
+    files->sizes_.push_back(f->size());
+  }  // each descriptor closed here: file() opens on demand
+  files->open_.resize(files->paths_.size());
+  files->last_use_.resize(files->paths_.size());
   return files;
+}
+
+absl::StatusOr<std::shared_ptr<ReadableFile>> ShardFiles::file(size_t shard) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_use_[shard] = ++uses_;
+  if (open_[shard] != nullptr) return open_[shard];
+  if (open_count_ >= kMaxOpen) {  // close the least recently used
+    size_t oldest = shard;
+    for (size_t k = 0; k < open_.size(); ++k) {
+      if (open_[k] != nullptr && (oldest == shard || last_use_[k] < last_use_[oldest])) {
+        oldest = k;
+      }
+    }
+    open_[oldest].reset();  // readers holding it keep it open until done
+    --open_count_;
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> f, ReadableFile::Open(paths_[shard]));
+  open_[shard] = std::move(f);
+  ++open_count_;
+  return open_[shard];
+}
+
+size_t ShardFiles::open_files() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_count_;
 }
 
 ShardFiles::~ShardFiles() {
@@ -60,25 +88,27 @@ absl::Status ShardFiles::Map(bool random_access) {
   if (mapped()) return absl::OkStatus();
   std::vector<absl::string_view> maps;
   absl::Status status;
-  for (const auto& f : files_) {
-    if (f->size() == 0) {
+  for (size_t k = 0; k < paths_.size(); ++k) {
+    const std::string& path = paths_[k];
+    const uint64_t size = sizes_[k];
+    if (size == 0) {
       maps.emplace_back();
       continue;
     }
-    const int fd = ::open(f->path().c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      status = IoError("open failed", f->path(), errno);
+      status = IoError("open failed", path, errno);
       break;
     }
-    void* p = mmap(nullptr, f->size(), PROT_READ, MAP_SHARED, fd, 0);
+    void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
     const int error = errno;
     ::close(fd);
     if (p == MAP_FAILED) {
-      status = IoError("mmap failed", f->path(), error);
+      status = IoError("mmap failed", path, error);
       break;
     }
-    madvise(p, f->size(), random_access ? MADV_RANDOM : MADV_SEQUENTIAL);
-    maps.emplace_back(static_cast<const char*>(p), f->size());
+    madvise(p, size, random_access ? MADV_RANDOM : MADV_SEQUENTIAL);
+    maps.emplace_back(static_cast<const char*>(p), size);
   }
   if (!status.ok()) {
     for (absl::string_view m : maps) {
@@ -123,8 +153,9 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
       bytes.remove_prefix(std::min<uint64_t>(p.offset, bytes.size()));
       counters->bytes += static_cast<int64_t>(std::min<uint64_t>(p.size, bytes.size()));
     } else {
-      bytes = scratch_[run_of_[i]];
-      bytes.remove_prefix(std::min<uint64_t>(p.offset - run_start_[run_of_[i]], bytes.size()));
+      const size_t run = run_of_[i];
+      bytes = absl::string_view(read_buf_.get() + run_at_[run], run_size_[run]);
+      bytes.remove_prefix(std::min<uint64_t>(p.offset - run_start_[run], bytes.size()));
     }
     if (bytes.size() < p.size) {
       st = DataLossAt(ds_->shards[p.shard].path, p.offset,
@@ -144,14 +175,27 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
   return CompactRows(r_->o.features, ok_, rows, &var_rows_, s);
 }
 
+char* BatchFiller::ReserveRead(size_t used, size_t more) {
+  if (used + more > read_cap_) {  // no zero fill: every byte used is read
+    const size_t cap = std::max(used + more, read_cap_ + read_cap_ / 2);
+    std::unique_ptr<char[]> bigger(new char[cap]);
+    if (used > 0) std::memcpy(bigger.get(), read_buf_.get(), used);
+    read_buf_ = std::move(bigger);
+    read_cap_ = cap;
+  }
+  return read_buf_.get() + used;
+}
+
 absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
   const double t0 = NowSeconds();
   run_of_.assign(pending_.size(), 0);
   run_start_.clear();
-  size_t runs = 0;
+  run_at_.clear();
+  run_size_.clear();
+  size_t runs = 0, used = 0;
   for (size_t i = 0; i < pending_.size();) {
     size_t j = i + 1;
-    ReadableFile* file = files_->file(pending_[i].shard);
+    ASSIGN_OR_RETURN(std::shared_ptr<ReadableFile> file, files_->file(pending_[i].shard));
     // A stale index may list records past the end of the file (or sizes
     // near 2^64): reads stop at the file's end, and the records past it are
     // reported truncated by Fill (skipped under skip_corrupt).
@@ -164,20 +208,20 @@ absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
       end = EndWithin(pending_[j], file_size);
       ++j;
     }
-    if (scratch_.size() <= runs) scratch_.emplace_back();
-    std::string& buf = scratch_[runs];
-    // Runs only grow within a batch; scratch_ keeps its capacity.
-    buf.resize(end - begin);
-    absl::StatusOr<size_t> read = file->ReadAt(begin, buf.data(), buf.size());
+    const size_t want = end - begin;
+    char* dst = ReserveRead(used, want);
+    absl::StatusOr<size_t> read = file->ReadAt(begin, dst, want);
     if (!read.ok()) {  // an I/O error: keep its code, name the offset
       return absl::Status(read.status().code(),
-                          absl::StrCat(file->path(), ":", begin, ": reading ", buf.size(),
+                          absl::StrCat(file->path(), ":", begin, ": reading ", want,
                                        " bytes: ", read.status().message()));
     }
-    const size_t got = *read;
-    buf.resize(got);  // a short read: the records past it are truncated (see Fill)
+    const size_t got = *read;  // short: the records past it are truncated (see Fill)
     counters->bytes += static_cast<int64_t>(got);
     run_start_.push_back(begin);
+    run_at_.push_back(used);
+    run_size_.push_back(got);
+    used += got;
     for (size_t k = i; k < j; ++k) run_of_[k] = runs;
     ++runs;
     i = j;

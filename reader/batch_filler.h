@@ -1,6 +1,7 @@
 // BatchFiller: fills one slot's rows from records of indexed, uncompressed
 // shards: both CRCs verified, each Example decoded straight into its row. No
-// per-record allocation: one scratch buffer per filler, reused.
+// per-record allocation: one read buffer per filler, reused (its size: the
+// most one batch read).
 //
 // How records are read: shuffled (records scattered over the dataset), the
 // shards are memory-mapped (unless LoaderOptions::map_shards is false) and records are decoded in
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,14 +33,20 @@
 
 namespace shardfeed {
 
-// Every shard of a dataset, open for pread.
+// Every shard of a dataset, for pread or mapped. Descriptors are opened on
+// demand and at most kMaxOpen stay open (least recently used closed first),
+// so a dataset of thousands of shards does not exhaust the process's file
+// descriptors. Thread-safe except Map().
 class ShardFiles {
  public:
+  static constexpr size_t kMaxOpen = 64;
   // FAILED_PRECONDITION (with the reason) when a shard has no index or is
   // compressed: such datasets stream instead.
   static absl::StatusOr<std::unique_ptr<ShardFiles>> Open(const Dataset& dataset);
   ~ShardFiles();
-  ReadableFile* file(size_t shard) const { return files_[shard].get(); }
+  // Shard `shard`, open; the caller's reference keeps the descriptor open.
+  absl::StatusOr<std::shared_ptr<ReadableFile>> file(size_t shard) const;
+  size_t open_files() const;  // descriptors held now (<= kMaxOpen)
   // Maps every shard (for random access). Idempotent; not thread-safe.
   absl::Status Map(bool random_access);
   bool mapped() const { return !maps_.empty(); }
@@ -46,7 +54,13 @@ class ShardFiles {
   absl::string_view bytes(size_t shard) const { return maps_[shard]; }
 
  private:
-  std::vector<std::unique_ptr<ReadableFile>> files_;
+  std::vector<std::string> paths_;
+  std::vector<uint64_t> sizes_;  // at Open
+  mutable std::mutex mu_;
+  mutable std::vector<std::shared_ptr<ReadableFile>> open_;  // per shard; guarded by mu_
+  mutable std::vector<uint64_t> last_use_;                    // guarded by mu_
+  mutable uint64_t uses_ = 0;
+  mutable size_t open_count_ = 0;
   std::vector<absl::string_view> maps_;
 };
 
@@ -66,6 +80,8 @@ class BatchFiller {
   // the rows kept (fewer only with skip_corrupt).
   absl::StatusOr<int64_t> Fill(const std::vector<int64_t>& records, SlotRing::Slot* s,
                                uint64_t first_sample, FillCounters* counters);
+  // Bytes held for reads (pread path): at most 1.5x what one batch read.
+  size_t read_capacity() const { return read_cap_; }
 
  private:
   struct Pending {
@@ -81,9 +97,17 @@ class BatchFiller {
   const ShardFiles* files_;
   const ResolvedOptions* r_;
   std::vector<Pending> pending_;      // the batch's records in read order
-  std::vector<std::string> scratch_;  // one read per run
-  std::vector<size_t> run_of_;        // pending_[i] is in scratch_[run_of_[i]]
-  std::vector<uint64_t> run_start_;
+  // Room for `more` bytes after the first `used` of read_buf_ (kept).
+  char* ReserveRead(size_t used, size_t more);
+
+  // The batch's reads, one after the other in one buffer: its size is what
+  // the largest batch read (the old one string per run kept each run's
+  // largest size ever: up to rows x kMaxRun bytes per filler).
+  std::unique_ptr<char[]> read_buf_;
+  size_t read_cap_ = 0;
+  std::vector<size_t> run_of_;        // pending_[i] is in run run_of_[i]
+  std::vector<uint64_t> run_start_;   // per run: shard offset of its first byte
+  std::vector<size_t> run_at_, run_size_;  // per run: where in read_buf_, bytes read
   std::vector<char> ok_;              // per row
   std::vector<std::vector<std::string>> var_rows_;  // per feature, per row
 };

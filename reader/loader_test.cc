@@ -8,9 +8,11 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
@@ -511,6 +513,37 @@ TEST(Loader, IndexedShardsTakeThePlannedPathOthersStream) {
   EXPECT_NE(std::string::npos, (*loader)->path_note().find("streaming")) << (*loader)->path_note();
 }
 
+// Review finding 7: epoch orders are now built outside the lock, once per
+// epoch, and kept while a worker fills that epoch. With fewer batches per
+// epoch than workers, several epochs are in flight at once: the batches
+// must still be those of one worker, every record once per epoch.
+TEST(Loader, ManyEpochsInFlightKeepTheOrderOfOneWorker) {
+  const std::string dir = MakeDataset(4);
+  for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kQuasi}) {
+    LoaderOptions o;
+    o.shuffle_mode = mode;
+    o.shuffle_buffer = 50;
+    o.seed = 5;
+    o.epochs = 6;
+    o.batch_size = 250;  // 3 batches per epoch
+    o.prefetch = 8;
+    o.io_threads = o.decode_threads = 1;
+    auto one = ReadAll(dir, o);
+    ASSERT_TRUE(one.ok()) << one.status();
+    o.io_threads = o.decode_threads = 8;
+    auto many = ReadAll(dir, o);
+    ASSERT_TRUE(many.ok()) << many.status();
+    EXPECT_EQ(one->batches, many->batches);
+    std::vector<int64_t> all = Flatten(*many);
+    ASSERT_EQ(6u * kRecords, all.size());
+    for (int e = 0; e < 6; ++e) {
+      std::vector<int64_t> epoch(all.begin() + e * kRecords, all.begin() + (e + 1) * kRecords);
+      std::sort(epoch.begin(), epoch.end());
+      for (int i = 0; i < kRecords; ++i) ASSERT_EQ(i, epoch[i]) << "epoch " << e;
+    }
+  }
+}
+
 TEST(Loader, GlobalAndQuasiShuffleDeliverEveryRecordOnce) {
   const std::string dir = MakeDataset(4);
   for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kQuasi}) {
@@ -739,6 +772,43 @@ TEST(Loader, GpuKeepsTheCallersDeviceAndTheStreamOutlivesTheLoader) {
   loader->reset();
   EXPECT_EQ(cudaSuccess, cudaStreamQuery(static_cast<cudaStream_t>(b->cuda_stream())));
   b->Release(nullptr);  // stream 0
+}
+
+// Review finding 3 (needs a GPU; skips without): the last batch released
+// with a consumer stream, after the loader is gone, frees the ring; the
+// free must wait for the work queued on that stream. Old code synchronized
+// only the copy stream: the host function below (standing for a kernel
+// still reading the batch) had not run when the memory was freed.
+TEST(Loader, GpuRingFreedLastWaitsForTheConsumersStream) {
+  std::string note;
+  auto ctx = OpenDeviceContext(0, &note);
+  if (!ctx.ok() || *ctx == nullptr) GTEST_SKIP() << note;
+  const std::string dir = MakeDataset(1);
+  auto ds = Dataset::Open({dir});
+  LoaderOptions o;
+  o.features = Spec();
+  o.device = 0;
+  auto loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  auto b = (*loader)->Next();
+  ASSERT_TRUE(b.ok());
+  loader->reset();
+  ASSERT_EQ(cudaSuccess, cudaSetDevice(0));
+  cudaStream_t consumer = nullptr;
+  ASSERT_EQ(cudaSuccess, cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking));
+  static std::atomic<bool> done{false};
+  done = false;
+  ASSERT_EQ(cudaSuccess, cudaLaunchHostFunc(
+                             consumer,
+                             [](void*) {
+                               std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                               done = true;
+                             },
+                             nullptr));
+  b->ReleaseAfter({consumer});  // the ring's last owner: frees it
+  EXPECT_TRUE(done.load());
+  EXPECT_EQ(cudaSuccess, cudaStreamSynchronize(consumer));
+  EXPECT_EQ(cudaSuccess, cudaStreamDestroy(consumer));
 }
 
 }  // namespace

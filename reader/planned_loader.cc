@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -133,17 +134,34 @@ class PlannedLoader : public Loader::Backend {
   }
 
  private:
-  std::shared_ptr<const EpochOrder> OrderOf(int64_t epoch) {
+  // An epoch's order, built once, by the first worker that needs it,
+  // outside every lock (a kQuasi/global table is O(N) to build).
+  struct OrderEntry {
+    std::once_flag once;
+    std::shared_ptr<const EpochOrder> order;
+  };
+
+  // The entry of `epoch` (called at claim time, with ring_->mu held: claims
+  // go in epoch order). Entries of older epochs that no worker holds are
+  // dropped: a worker still filling an older epoch keeps its own.
+  std::shared_ptr<OrderEntry> OrderEntryOf(int64_t epoch) {
     std::lock_guard<std::mutex> lock(orders_mu_);
-    auto it = orders_.find(epoch);
-    if (it != orders_.end()) return it->second;
-    std::vector<int64_t> sizes;
-    for (const ShardEntry& s : ds_.shards) sizes.push_back(s.records);
-    auto order = std::make_shared<const EpochOrder>(r_.mode, r_.o.seed, epoch, sizes,
-                                                    r_.o.shuffle_buffer);
-    while (orders_.size() >= 2) orders_.erase(orders_.begin());  // epochs only advance
-    orders_[epoch] = order;
-    return order;
+    for (auto it = orders_.begin(); it != orders_.end() && it->first < epoch;) {
+      it = it->second.use_count() == 1 ? orders_.erase(it) : std::next(it);
+    }
+    std::shared_ptr<OrderEntry>& entry = orders_[epoch];
+    if (entry == nullptr) entry = std::make_shared<OrderEntry>();
+    return entry;
+  }
+
+  const EpochOrder& OrderOf(int64_t epoch, OrderEntry* entry) {
+    std::call_once(entry->once, [&] {
+      std::vector<int64_t> sizes;
+      for (const ShardEntry& s : ds_.shards) sizes.push_back(s.records);
+      entry->order = std::make_shared<const EpochOrder>(r_.mode, r_.o.seed, epoch, sizes,
+                                                        r_.o.shuffle_buffer);
+    });
+    return *entry->order;
   }
 
   void Work() {
@@ -153,6 +171,7 @@ class PlannedLoader : public Loader::Backend {
       SlotRing::Slot* s = nullptr;
       uint64_t g = 0;
       PlannedBatch b;
+      std::shared_ptr<OrderEntry> order;
       {
         std::unique_lock<std::mutex> lock(ring_->mu);
         int k = -1;
@@ -168,9 +187,11 @@ class PlannedLoader : public Loader::Backend {
         }
         ++next_claim_;
         s->state = SlotRing::State::kFilling;
+        order = OrderEntryOf(b.epoch);
       }
       int64_t rows = 0;
-      absl::Status st = Fill(s, b, &filler, &records, &rows);
+      absl::Status st = Fill(s, b, OrderOf(b.epoch, order.get()), &filler, &records, &rows);
+      order.reset();
       std::lock_guard<std::mutex> lock(ring_->mu);
       s->seq = g;
       s->rows = rows;
@@ -181,15 +202,14 @@ class PlannedLoader : public Loader::Backend {
     }
   }
 
-  absl::Status Fill(SlotRing::Slot* s, const PlannedBatch& b, BatchFiller* filler,
-                    std::vector<int64_t>* records, int64_t* rows) {
+  absl::Status Fill(SlotRing::Slot* s, const PlannedBatch& b, const EpochOrder& order,
+                    BatchFiller* filler, std::vector<int64_t>* records, int64_t* rows) {
     RETURN_IF_ERROR(ring_->PrepareFill(s));
     if (ctx_ != nullptr) c_.copy.Add(LastCopySeconds(s));
     const PositionRange range =
         RankBatch(b.start, r_.total_records, r_.o.world_size, r_.o.rank, r_.o.batch_size, b.k);
-    std::shared_ptr<const EpochOrder> order = OrderOf(b.epoch);
     records->resize(range.rows);
-    for (int64_t i = 0; i < range.rows; ++i) (*records)[i] = order->RecordAt(range.first + i);
+    for (int64_t i = 0; i < range.rows; ++i) (*records)[i] = order.RecordAt(range.first + i);
     const uint64_t first_sample =
         static_cast<uint64_t>(b.epoch) * r_.total_records + range.first;
     FillCounters c;
@@ -215,8 +235,8 @@ class PlannedLoader : public Loader::Backend {
   std::string device_note_;
   std::shared_ptr<SlotRing> ring_;
   std::vector<std::thread> workers_;
-  std::mutex orders_mu_;
-  std::map<int64_t, std::shared_ptr<const EpochOrder>> orders_;
+  std::mutex orders_mu_;  // guards orders_ (not the building of an order)
+  std::map<int64_t, std::shared_ptr<OrderEntry>> orders_;
   // Guarded by ring_->mu.
   bool stop_ = false, end_ = false;
   uint64_t next_claim_ = 0;

@@ -49,8 +49,12 @@ absl::StatusOr<std::shared_ptr<SlotRing>> SlotRing::Create(SlotLayout layout, in
 
 SlotRing::~SlotRing() {
   if (ctx_ == nullptr) return;
-  // Copies and kernels queued on the stream may still use slot memory.
+  // Copies and kernels queued on the stream may still use slot memory, and
+  // so may the consumers' work on their streams after the last release: the
+  // stream first waits for every slot's consumer fence (or the device is
+  // synchronized when a consumer gave no stream).
   gpu::ScopedDevice on(ctx_->ordinal);
+  for (auto& slot : slots_) (void)slot->fence.BeforeReuse(ctx_->stream.get());
   (void)cudaStreamSynchronize(ctx_->stream.get());
   slots_.clear();
 }

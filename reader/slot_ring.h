@@ -11,7 +11,8 @@
 // Ownership: a std::shared_ptr shared by the loader and every Batch (each
 // holds a lease), so batches may outlive the loader; the ring also shares
 // the DeviceContext, so Batch::cuda_stream() stays valid. The destructor
-// synchronizes the copy stream before freeing device memory.
+// waits for the copy stream and every slot's consumer fence (the streams
+// the last releases named, or the whole device) before freeing memory.
 //
 // Threading: `mu` guards every slot's state/seq/rows/epoch/error and the
 // slot list; a Slot* stays valid for the ring's life (growth appends).
