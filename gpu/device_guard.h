@@ -7,6 +7,13 @@
 //   ... CUDA calls for `ordinal` ...
 //   // the destructor restores the previous device
 //
+// A thread with no current CUDA context (a fresh worker thread, a Python
+// thread dropping the last reference to a batch) reports device 0 from
+// cudaGetDevice; restoring that with cudaSetDevice(0) would create GPU 0's
+// primary context (CUDA >= 12) in every rank's process. So the previous
+// device is restored only when the thread had a current context and it was
+// another device; otherwise the thread stays on `ordinal`.
+//
 // Not movable; one per scope and thread. With ordinal < 0 it does nothing.
 // status() is the error of switching (UNAVAILABLE "no CUDA device" where
 // there is none); the destructor never fails.
@@ -29,6 +36,18 @@ class ScopedDevice {
   int previous_ = -1;  // -1: nothing to restore
   absl::Status status_;
 };
+
+// Makes `ordinal` the calling thread's device for its lifetime (threads a
+// loader owns call it once at start, so bare CUDA calls on them never
+// initialize device 0). Nothing for ordinal < 0.
+absl::Status BindThreadToDevice(int ordinal);
+
+// Whether the calling thread has a current CUDA context (true where the
+// driver cannot tell: then ScopedDevice restores as before).
+bool ThreadHasCurrentContext();
+// ScopedDevice's rule: restore `previous` only if the thread had a context
+// and it differs from `ordinal`.
+bool ShouldRestoreDevice(bool thread_had_context, int previous, int ordinal);
 
 }  // namespace shardfeed::gpu
 

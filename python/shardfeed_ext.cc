@@ -154,7 +154,10 @@ class PyTensor {
         e = cudaEventSynchronize(event);
       } else {
         e = cudaStreamWaitEvent(static_cast<cudaStream_t>(DlpackStream(s)), event, 0);
-        batch_->AddConsumer(true, DlpackStream(s));
+        // 2 (per-thread default stream) means *this* thread's stream; the
+        // release may run on another thread, where the same handle names
+        // another stream: an unknown consumer (released after a device sync).
+        batch_->AddConsumer(s != 2, DlpackStream(s));
       }
       if (e != cudaSuccess) {
         Raise(absl::InternalError(absl::StrCat("waiting for the batch copy: ", cudaGetErrorString(e))));
@@ -262,6 +265,9 @@ class PyLoader {
       {
         py::gil_scoped_release release;
         b = loader->Next(absl::Milliseconds(100));
+        // If close() ran meanwhile this is the last reference: ~Loader joins
+        // its threads (maybe in a device sync) here, not with the GIL held.
+        loader.reset();
       }
       if (absl::IsDeadlineExceeded(b.status())) {
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // e.g. KeyboardInterrupt

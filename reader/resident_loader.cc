@@ -314,8 +314,19 @@ class ResidentLoader : public Loader::Backend {
     const int64_t rows = streamed->size();
     absl::Status st = ring_->PrepareFill(slot);
     std::memcpy(slot->index.data(), streamed->Find(kRecordIndexTensor)->data, rows * 8);
-    if (st.ok()) st = Gather(slot, rows, samples_, streamed->cuda_event());
     const int64_t epoch = streamed->epoch();
+    if (epoch != samples_epoch_) {
+      // Resumed mid-epoch: the inner loader skipped the state's batches.
+      const bool resumed = samples_epoch_ < 0 && o_.resume.has_value() && o_.resume->epoch == epoch;
+      samples_ = resumed ? static_cast<uint64_t>(o_.resume->batches * o_.batch_size) : 0;
+      samples_epoch_ = epoch;
+    }
+    // Global numbering, as the other paths: this rank's rows of the epoch
+    // follow the rank * (N / W) rows of the ranks before it.
+    const uint64_t first_sample = static_cast<uint64_t>(epoch) * r_.total_records +
+                                  static_cast<uint64_t>(o_.rank) *
+                                      (r_.total_records / o_.world_size) + samples_;
+    if (st.ok()) st = Gather(slot, rows, first_sample, streamed->cuda_event());
     return Finish(k, slot, st, rows, epoch, *std::move(streamed));
   }
 
@@ -420,7 +431,9 @@ class ResidentLoader : public Loader::Backend {
   std::vector<int64_t> valid_;                 // loaded record indices
   std::unique_ptr<Loader> stream_loader_;      // partial residency only
   std::shared_ptr<SlotRing> ring_;
-  uint64_t next_ = 0, samples_ = 0;
+  uint64_t next_ = 0;
+  uint64_t samples_ = 0;      // rows delivered in samples_epoch_ (partial residency)
+  int64_t samples_epoch_ = -1;
   absl::Status final_;
   LoaderStats stats_;
   double start_ = 0;

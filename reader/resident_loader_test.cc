@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
 #include "gtest/gtest.h"
+#include "reader/epoch_plan.h"
 #include "reader/loader.h"
 #include "record/record_writer.h"
 #include "record/test_util.h"
@@ -247,9 +248,21 @@ TEST(ResidentLoader, NoGpuKeepsTheTableInHostMemory) {
   }
 }
 
+// The sample number of a batch's first row: global, as epoch * N plus the
+// rank's place in the epoch, so no two ranks share a number (nor crops).
+// Planned and fully resident paths: the batch's range of the epoch order;
+// streaming and partially resident: the rank's rows after those of the
+// ranks before it (rank * N / W).
+uint64_t FirstSample(const LoaderOptions& o, bool planned, int64_t epoch, int64_t k,
+                     int64_t rows_before) {
+  const int64_t start = planned ? RankBatch(0, kRecords, o.world_size, o.rank, o.batch_size, k).first
+                                : o.rank * (kRecords / o.world_size) + rows_before;
+  return static_cast<uint64_t>(epoch) * kRecords + start;
+}
+
 // Every transformed image equals the reference applied to the image its id
-// implies, as sample number k of the delivery order.
-void CheckTransforms(LoaderOptions o, const std::string& dir) {
+// implies, as the sample number FirstSample gives.
+void CheckTransforms(LoaderOptions o, const std::string& dir, bool planned = false) {
   gpu::ImageTransform t;
   t.layout = gpu::ImageLayout::kCHW;
   t.channels = 1;
@@ -269,12 +282,13 @@ void CheckTransforms(LoaderOptions o, const std::string& dir) {
     ASSERT_TRUE(ds.ok());
     auto loader = Loader::Create(*ds, o);
     ASSERT_TRUE(loader.ok()) << loader.status();
-    uint64_t sample = 0;
-    int64_t rows_seen = 0;
+    int64_t rows_seen = 0, epoch = 0, k = 0, rows_before = 0;
     for (;;) {
       auto b = (*loader)->Next();
       if (absl::IsOutOfRange(b.status())) break;
       ASSERT_TRUE(b.ok()) << b.status();
+      if (b->epoch() != epoch) epoch = b->epoch(), k = 0, rows_before = 0;
+      const uint64_t sample = FirstSample(o, planned, epoch, k, rows_before);
       const Tensor* image = b->Find("image");
       ASSERT_NE(nullptr, image);
       EXPECT_EQ((std::vector<int64_t>{b->size(), 1, 3, 4}), image->shape);
@@ -306,10 +320,11 @@ void CheckTransforms(LoaderOptions o, const std::string& dir) {
           ASSERT_LE(std::abs(int(w) - int(g)), 1);
         }
       }
-      sample += b->size();
+      ++k;
+      rows_before += b->size();
       rows_seen += b->size();
     }
-    EXPECT_EQ(2 * kRecords, rows_seen);
+    EXPECT_EQ(2 * (kRecords / o.world_size), rows_seen);
   }
 }
 
@@ -326,6 +341,41 @@ TEST(ImageTransforms, ResidentLoaderMatchesTheReference) {
   CheckTransforms(o, MakeDataset());
   o.cache.features = {"image"};  // image resident, id and blob stream
   CheckTransforms(o, MakeDataset());
+}
+
+// Regression: the streaming and partially resident paths numbered samples
+// per rank (epoch * N/W + position), so every rank drew the same crops and
+// flips for its k-th sample. Rank 1 of 2 must get numbers after rank 0's.
+TEST(ImageTransforms, RanksGetDistinctSampleNumbersOnEveryPath) {
+  const std::string dir = MakeDataset();
+  for (int rank = 0; rank < 2; ++rank) {
+    LoaderOptions o;
+    o.features = Spec();
+    o.batch_size = 64;
+    o.world_size = 2;
+    o.rank = rank;
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    {
+      SCOPED_TRACE("planned");
+      CheckTransforms(o, dir, /*planned=*/true);
+    }
+    o.force_streaming = true;
+    {
+      SCOPED_TRACE("streaming");
+      CheckTransforms(o, dir);
+    }
+    LoaderOptions c = Cached();
+    c.features = Spec();
+    c.world_size = 2;
+    c.rank = rank;
+    {
+      SCOPED_TRACE("partially resident: blob streams");
+      CheckTransforms(c, dir);
+    }
+    c.features = *ParseSpec("id:int64,image:uint8[1,3,4]");
+    SCOPED_TRACE("fully resident");
+    CheckTransforms(c, dir, /*planned=*/true);
+  }
 }
 
 TEST(ResidentLoader, BadOptionsAreRejected) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gpu/device_guard.h"
 #include "reader/decoder.h"
 #include "reader/device_copy.h"
 #include "reader/epoch_plan.h"
@@ -60,19 +61,15 @@ class StreamingLoader : public Loader::Backend {
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
     pool_ = std::make_unique<WorkerPool>(r_.o.decode_threads);
     c_.start = NowSeconds();
+    // Resuming: the producer passes over the state's batches (records read
+    // and counted, not decoded nor copied); delivery continues after them.
+    epoch_batches_ = skip_;
     try {
       producer_ = std::thread([this] { Produce(); });
     } catch (const std::system_error& e) {
       return absl::ResourceExhaustedError(
           absl::StrCat("could not start the loader's producer thread: ", e.what()));
     }
-    // Resuming: the batches before the state are read again and dropped.
-    for (; skip_ > 0; --skip_) {
-      absl::StatusOr<Batch> b = NextBatch(absl::InfiniteDuration());
-      if (absl::IsOutOfRange(b.status())) break;
-      RETURN_IF_ERROR(b.status());
-    }
-    c_.batches = c_.records = 0;
     return absl::OkStatus();
   }
 
@@ -124,7 +121,9 @@ class StreamingLoader : public Loader::Backend {
   }
 
   void Produce() {
-    absl::Status s = ProduceAll();
+    // Bare CUDA calls here (events, copies) must not initialize device 0.
+    absl::Status s = gpu::BindThreadToDevice(ctx_ ? ctx_->ordinal : -1);
+    if (s.ok()) s = ProduceAll();
     std::lock_guard<std::mutex> lock(ring_->mu);
     final_status_ = s.ok() ? absl::OutOfRangeError("end of data: all epochs delivered") : s;
     producer_done_ = true;
@@ -140,6 +139,7 @@ class StreamingLoader : public Loader::Backend {
       }
       debt_ = 0;
       position_ = 0;
+      if (epoch == first_epoch_) RETURN_IF_ERROR(SkipResumed());
       for (;;) {
         if (stop_.load()) return absl::CancelledError("loader stopped");
         ASSIGN_OR_RETURN(bool more, FillSlot(epoch));
@@ -147,6 +147,19 @@ class StreamingLoader : public Loader::Backend {
       }
       std::lock_guard<std::mutex> lock(stream_mu_);
       stream_.reset();
+    }
+    return absl::OkStatus();
+  }
+
+  // The resumed epoch's first skip_ batches: collected (so positions and
+  // skipped records count as before) and dropped.
+  absl::Status SkipResumed() {
+    for (int64_t i = 0; i < skip_; ++i) {
+      if (stop_.load()) return absl::CancelledError("loader stopped");
+      int64_t positions = 0;
+      ASSIGN_OR_RETURN(bool any, Collect(&refs_, &positions));
+      if (!any) break;
+      position_ += positions;
     }
     return absl::OkStatus();
   }
@@ -199,7 +212,11 @@ class StreamingLoader : public Loader::Backend {
     if (slot == nullptr) return absl::CancelledError("loader stopped");
     absl::Status st = ring_->PrepareFill(slot);
     if (ctx_ != nullptr) c_.copy.Add(LastCopySeconds(slot));
-    const uint64_t first_sample = static_cast<uint64_t>(epoch) * per_rank_ + position_;
+    // Global numbering (as the planned path): rank r's positions follow the
+    // r * per_rank_ positions of the ranks before it, so ranks never share a
+    // sample number (and so never share random crops and flips).
+    const uint64_t first_sample = static_cast<uint64_t>(epoch) * r_.total_records +
+                                  static_cast<uint64_t>(r_.o.rank) * per_rank_ + position_;
     int64_t rows = 0;
     if (st.ok()) st = Decode(slot, refs, first_sample, &rows);
     const double t0 = NowSeconds();
