@@ -117,6 +117,7 @@ absl::Status ValidateConvertOptions(const ConvertOptions& o) {
     RETURN_IF_ERROR(RefuseNestedFolders(o.input, o.output_dir,
                                         "image-folder reads every folder below --input"));
   }
+  if (o.type == "tfrecord") RETURN_IF_ERROR(RefuseOutputInInputFolder(o.input, o.output_dir));
   if (o.max_side < 0 || (o.max_side > 0 && o.type != "image-folder") || o.quality < 1 ||
       o.quality > 100) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -248,11 +248,15 @@ absl::StatusOr<MergeSummary> Merge(const std::string& dir, const MergeOptions& o
   m.clear_total_bytes();
   if (!first.planned()) {
     m.clear_features();
+    bool folded_none = true;
     for (const auto& p : parts) {
+      if (p->manifest().total_records() == 0) continue;  // no record lacks a feature
       std::vector<FeatureSchema> known(m.features().begin(), m.features().end());
       const std::vector<FeatureSchema> seen(p->manifest().features().begin(),
                                             p->manifest().features().end());
-      if (absl::Status s = FoldSchema(&known, seen); !s.ok()) {
+      absl::Status s = FoldSchema(&known, seen, folded_none);
+      folded_none = false;
+      if (!s.ok()) {
         problems.push_back(absl::StrCat("task ", p->task_index(), ": ", s.message()));
       }
       m.clear_features();

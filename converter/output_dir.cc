@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <regex>
@@ -95,6 +96,16 @@ bool Inside(const std::string& path, const std::string& folder) {
           path[folder.size()] == '/');
 }
 
+absl::Status RefuseOutputInside(const std::string& input, const std::string& output,
+                                const std::string& why) {
+  if (Inside(Resolve(output), Resolve(input))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the output folder ", output, " is inside the input folder ", input, " (", why,
+        ", so the next run would read the shards as input): choose an --output outside it"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
@@ -125,14 +136,24 @@ absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
   return previous;
 }
 
+absl::Status RefuseOutputInInputFolder(const std::string& input, const std::string& output) {
+  std::string folder = input;
+  struct stat st;
+  if (::stat(input.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    // A file or a glob: the folder of its path up to the first wildcard.
+    const size_t wild = input.find_first_of("*?[");
+    const size_t slash = input.rfind('/', wild == std::string::npos ? std::string::npos : wild);
+    folder = slash == std::string::npos ? "." : slash == 0 ? "/" : input.substr(0, slash);
+  }
+  return RefuseOutputInside(folder, output,
+                            "it holds the tfrecord input; the new shards would go beside it");
+}
+
 absl::Status RefuseNestedFolders(const std::string& input, const std::string& output,
                                  const std::string& why) {
-  const std::string in = Resolve(input), out = Resolve(output);
-  if (Inside(out, in)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the output folder ", output, " is inside the input folder ", input, " (", why,
-        ", so the next run would read the shards as input): choose an --output outside it"));
-  }
+  const std::string in = Resolve(input);
+  RETURN_IF_ERROR(RefuseOutputInside(input, output, why));
+  const std::string out = Resolve(output);
   if (Inside(in, out)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the input folder ", input, " is inside the output folder ", output,

@@ -35,6 +35,13 @@ absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
 absl::Status RefuseNestedFolders(const std::string& input, const std::string& output,
                                  const std::string& why);
 
+// Fails (INVALID_ARGUMENT) when `output` is the folder that holds the
+// tfrecord input `input` (a folder, a shard or manifest.json in it, or a glob
+// naming shards in it) or a folder inside it: the new shards would land
+// beside the input's (and replacing a previous dataset there could remove
+// input shards), and the next run over that folder would read them as input.
+absl::Status RefuseOutputInInputFolder(const std::string& input, const std::string& output);
+
 }  // namespace shardfeed
 
 #endif  // SHARDFEED_CONVERTER_OUTPUT_DIR_H_

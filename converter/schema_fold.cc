@@ -21,6 +21,7 @@ absl::Status FoldFeature(FeatureSchema* known, const FeatureSchema& seen) {
     return absl::InvalidArgumentError(absl::StrCat("feature '", seen.name(), "' is ", seen.kind(),
                                                    " here but ", known->kind(), " before"));
   }
+  if (seen.optional()) known->set_optional(true);
   if (known->length() != seen.length()) known->set_length(0);
   if (known->dtype() != seen.dtype() || !SameShape(*known, seen) || known->length() == 0) {
     known->clear_shape();
@@ -30,18 +31,27 @@ absl::Status FoldFeature(FeatureSchema* known, const FeatureSchema& seen) {
   return absl::OkStatus();
 }
 
-absl::Status FoldSchema(std::vector<FeatureSchema>* known, const std::vector<FeatureSchema>& seen) {
+absl::Status FoldSchema(std::vector<FeatureSchema>* known, const std::vector<FeatureSchema>& seen,
+                        bool first) {
+  std::vector<bool> matched(known->size(), false);
   for (const FeatureSchema& f : seen) {
     bool found = false;
-    for (FeatureSchema& k : *known) {
+    for (size_t i = 0; i < matched.size(); ++i) {
+      FeatureSchema& k = (*known)[i];
       if (k.name() == f.name()) {
-        found = true;
+        found = matched[i] = true;
         absl::Status s = FoldFeature(&k, f);
         if (!s.ok()) return s;
         break;
       }
     }
-    if (!found) known->push_back(f);
+    if (!found) {
+      known->push_back(f);
+      if (!first) known->back().set_optional(true);  // earlier records lack it
+    }
+  }
+  for (size_t i = 0; i < matched.size(); ++i) {
+    if (!matched[i]) (*known)[i].set_optional(true);  // this record lacks it
   }
   return absl::OkStatus();
 }

@@ -2,7 +2,10 @@
 // schemas of several writers' parts): each record's features are folded into
 // the dataset's schema. A feature keeps a fixed length, dtype and shape only
 // while every record agrees; otherwise it becomes variable-length (length 0,
-// no shape). A kind conflict (int64 here, bytes there) is an error.
+// no shape). A feature some record lacks is optional, as SchemaInference
+// (reader/schema_inference.h) marks it for datasets it reads, so `shardfeed
+// check` accepts the records without it. A kind conflict (int64 here, bytes
+// there) is an error.
 #ifndef SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
 #define SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
 
@@ -13,11 +16,15 @@
 
 namespace shardfeed {
 
-// Folds `seen` into `known` (same name). INVALID_ARGUMENT on a kind conflict.
+// Folds `seen` into `known` (same name; optional if either is).
+// INVALID_ARGUMENT on a kind conflict.
 absl::Status FoldFeature(FeatureSchema* known, const FeatureSchema& seen);
 
-// Folds every feature of `seen` into `known` by name; new names are appended.
-absl::Status FoldSchema(std::vector<FeatureSchema>* known, const std::vector<FeatureSchema>& seen);
+// Folds every feature of `seen` (one record's, or one part's schema) into
+// `known` by name; new names are appended. Unless `first` (nothing folded
+// yet), a feature missing from either side becomes optional.
+absl::Status FoldSchema(std::vector<FeatureSchema>* known, const std::vector<FeatureSchema>& seen,
+                        bool first);
 
 }  // namespace shardfeed
 

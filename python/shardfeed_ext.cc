@@ -32,6 +32,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "check/check.h"
+#include "gpu/device_guard.h"
 #include "converter/convert.h"
 #include "python/dlpack_abi.h"
 #include "python/writer_binding.h"
@@ -148,6 +149,7 @@ class PyTensor {
       auto event = static_cast<cudaEvent_t>(batch_->batch.cuda_event());
       cudaError_t e = cudaSuccess;
       const intptr_t s = stream.is_none() ? -1 : stream.cast<intptr_t>();
+      gpu::ScopedDevice on(t_.device);  // never a bare call (it would initialize device 0)
       if (s == -1) {  // no stream: the copy is waited for here; consumers unknown
         batch_->AddConsumer(false, nullptr);
         py::gil_scoped_release release;
@@ -241,6 +243,7 @@ class PyLoader {
     {
       py::gil_scoped_release release;
       auto ds = Dataset::Open(paths, split);
+      if (ds.ok()) notes_ = ds->notes;
       loader = ds.ok() ? Loader::Create(*std::move(ds), o) : ds.status();
     }
     if (!loader.ok()) Raise(loader.status());
@@ -297,6 +300,9 @@ class PyLoader {
 
   std::string State() const { return Get()->state().ToString(); }
 
+  // Dataset::notes of the opened dataset (e.g. which split was chosen).
+  const std::vector<std::string>& notes() const { return notes_; }
+
   py::dict Stats() const {
     py::dict d;
     std::shared_ptr<Loader> loader;
@@ -325,6 +331,7 @@ class PyLoader {
  private:
   mutable std::mutex mu_;  // guards loader_ (the pointer)
   std::shared_ptr<Loader> loader_;
+  std::vector<std::string> notes_;  // set once by the constructor
 };
 
 [[noreturn]] void RefusePickling(const char* what) {
@@ -444,6 +451,7 @@ PYBIND11_MODULE(_shardfeed, m) {
                              [](const PyLoader& l) { return l.loader()->device_note(); })
       .def_property_readonly("cache_note",
                              [](const PyLoader& l) { return l.loader()->cache_note(); })
+      .def_property_readonly("notes", &PyLoader::notes)
       .def_property_readonly("path_note", [](const PyLoader& l) { return l.loader()->path_note(); })
       .def_property_readonly("batches_per_epoch",
                              [](const PyLoader& l) { return l.loader()->batches_per_epoch(); })

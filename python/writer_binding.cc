@@ -268,7 +268,7 @@ class PyWriter {
       }
     }
     if (!declared_) {
-      absl::Status s = FoldSchema(&schema_, seen);
+      absl::Status s = FoldSchema(&schema_, seen, /*first=*/writer_->records() == 0);
       if (!s.ok()) Fail(absl::InvalidArgumentError(absl::StrCat("record ", writer_->records(), ": ", s.message())));
     }
     std::string unframed = e.FinishUnframed();

@@ -11,7 +11,8 @@
 namespace shardfeed {
 namespace {
 
-// CUDA calls for one device, each under a ScopedDevice.
+// CUDA calls for one device, each under a ScopedDevice (so none of them, on
+// a thread without a context, initializes device 0: see gpu/device_guard.h).
 class CudaOps : public GpuOps {
  public:
   explicit CudaOps(int ordinal) : ordinal_(ordinal) {}
@@ -23,6 +24,7 @@ class CudaOps : public GpuOps {
     return static_cast<void*>(e);
   }
   void DestroyEvent(void* event) override {
+    gpu::ScopedDevice on(ordinal_);  // a bare call would initialize device 0 here
     (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
   }
   absl::Status RecordEvent(void* event, void* stream) override {
@@ -34,6 +36,8 @@ class CudaOps : public GpuOps {
     return absl::OkStatus();
   }
   absl::Status StreamWaitEvent(void* stream, void* event) override {
+    gpu::ScopedDevice on(ordinal_);
+    RETURN_IF_ERROR(on.status());
     RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
                                              static_cast<cudaEvent_t>(event), 0),
                          "cudaStreamWaitEvent");

@@ -9,9 +9,11 @@
 // Ranks split the order in rounds of world_size * batch_size positions
 // (RankBatch), so after k batches on every rank exactly the first k * W * B
 // positions are consumed, whatever W: the state to resume is a position,
-// and resuming with another world size delivers each remaining record of
-// the epoch exactly once. Every rank gets the same number of batches; the
-// remainder that does not divide by W is not read in that epoch.
+// and resuming with another world size W' delivers each remaining record of
+// the epoch at most once. Every rank gets the same number of batches: the
+// remainder that does not divide by W (after a resume at position p:
+// (N - p) mod W') is not read in that epoch; no record is repeated to pad
+// it (see LoaderOptions::rank).
 //
 // Streaming path (sequential shards): PlanEpoch gives each rank a
 // contiguous part of the (shard-shuffled) sequence of N records.

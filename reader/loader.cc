@@ -68,6 +68,7 @@ absl::StatusOr<std::unique_ptr<Loader>> Loader::Create(Dataset dataset,
     absl::StatusOr<std::unique_ptr<ShardFiles>> files =
         r.o.force_streaming ? absl::FailedPreconditionError("force_streaming")
                             : ShardFiles::Open(dataset);
+    RETURN_IF_ERROR(CheckResumePath(r, files.ok() ? "planned" : "streaming"));
     if (files.ok()) {
       ASSIGN_OR_RETURN(backend, CreatePlannedLoader(dataset, *std::move(files), r, ctx,
                                                     device_note));

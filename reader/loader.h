@@ -146,7 +146,18 @@ struct LoaderOptions {
   // with what the consumer keeps. Default: false (the Python package: true).
   bool grow_ring = false;
   int device = -1;         // GPU ordinal, or -1 for host memory. Default: -1.
-  int rank = 0;            // this process among world_size (see EpochPlan)
+  // This process among world_size (see reader/epoch_plan.h). Every rank
+  // gets the same number of records per epoch, floor(N / world_size): the
+  // N mod world_size records at the end of the epoch's order are not read in
+  // that epoch (as torch's DistributedSampler with drop_last=True; there is
+  // no padding with repeated records, which would deliver some records twice
+  // and break the exactly-once, position-based resume). Shuffled, these are
+  // other records each epoch; with shuffle = false (and on the streaming
+  // path, the last records of the last shards in that epoch's shard order)
+  // they are the same records every epoch: with world_size > 1 and no
+  // shuffle, up to world_size - 1 records are never delivered (evaluate on
+  // one rank, or pick world_size dividing N, to see every record).
+  int rank = 0;
   int world_size = 1;
   // Skip records that are corrupt or do not match the spec (counted in
   // stats) instead of failing Next() with DATA_LOSS. Batches keep their
@@ -164,9 +175,11 @@ struct LoaderOptions {
   // stays at the ring's size. Default: true.
   bool map_shards = true;
   // Continue from a state() of a run of the same dataset and options (seed
-  // included; world_size may differ on the planned and resident paths: each
-  // remaining record of the epoch is then delivered once across the new
-  // ranks). A mismatched state is INVALID_ARGUMENT.
+  // included; world_size may differ on the planned and resident paths: the
+  // remaining records of the epoch are then delivered at most once across
+  // the new ranks: with the state at position p and W' new ranks, all but
+  // the last (N - p) mod W' of them, which are not read in that epoch, as
+  // above). A mismatched state is INVALID_ARGUMENT.
   std::optional<LoaderState> resume;
   // Image transforms, at most one per feature (see FeatureTransform).
   std::vector<FeatureTransform> transforms;

@@ -74,6 +74,7 @@ class ResidentLoader : public Loader::Backend {
                                            o_.batch_size, o_.drop_remainder) == 0) {
         return absl::InvalidArgumentError("epochs = 0 (forever) with an epoch that yields no batch");
       }
+      RETURN_IF_ERROR(CheckResumePath(r_, "resident"));
       RETURN_IF_ERROR(CheckResume(r_, PathFingerprint(r_, "resident")));
       seq_ = std::make_unique<BatchSequence>(plan_);
     } else {
@@ -440,6 +441,24 @@ class ResidentLoader : public Loader::Backend {
 };
 
 }  // namespace
+
+absl::Status CheckResumePath(const ResolvedOptions& r, absl::string_view path) {
+  if (!r.o.resume.has_value() || r.o.resume->fingerprint == PathFingerprint(r, path)) {
+    return absl::OkStatus();
+  }
+  for (absl::string_view other : {"resident", "planned", "streaming"}) {
+    if (other == path || r.o.resume->fingerprint != PathFingerprint(r, other)) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "resume: the state was taken on the ", other, " path, this loader reads on the ", path,
+        " path, whose order differs",
+        other == "resident" || path == "resident"
+            ? " (whether the resident cache is used depends on its budget: with budget 0, on "
+              "the memory free at start; set the budget, or disable the cache, as when the "
+              "state was taken)"
+            : " (the planned path needs every shard indexed and uncompressed)"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<Loader::Backend>> CreateResidentLoader(
     const Dataset& dataset, const ResolvedOptions& options, std::shared_ptr<DeviceContext> ctx,

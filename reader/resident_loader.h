@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "reader/device_context.h"
 #include "reader/loader_backend.h"
 #include "reader/loader_options.h"
@@ -29,6 +30,12 @@ namespace shardfeed {
 absl::StatusOr<std::unique_ptr<Loader::Backend>> CreateResidentLoader(
     const Dataset& dataset, const ResolvedOptions& options, std::shared_ptr<DeviceContext> ctx,
     std::string device_note, std::string* cache_note);
+
+// A resume state taken on another reading path than `path` ("resident",
+// "planned", "streaming"): INVALID_ARGUMENT saying which, and why the path
+// may change (with cache budget 0 whether the cache is used depends on the
+// memory free at start). OK otherwise (CheckResume judges the rest).
+absl::Status CheckResumePath(const ResolvedOptions& r, absl::string_view path);
 
 }  // namespace shardfeed
 

@@ -227,6 +227,43 @@ TEST(ResidentLoader, TooSmallABudgetStreamsAndSaysWhy) {
   EXPECT_EQ(static_cast<size_t>(kRecords), Flatten(*run).size());
 }
 
+// Regression (finding 9): with the cache's use depending on the budget (0:
+// free memory at start), a state taken on one path and resumed on another
+// was refused as "another dataset or other options".
+TEST(ResidentLoader, ResumeOnAnotherPathSaysWhichAndWhy) {
+  const std::string dir = MakeDataset();
+  auto ds = Dataset::Open({dir});
+  ASSERT_TRUE(ds.ok());
+  LoaderOptions cached = Cached();
+  cached.features = *ParseSpec("id:int64,image:uint8[1,3,4]");  // fully resident
+  LoaderOptions plain = cached;
+  plain.cache = CacheOptions();
+  struct Case {
+    LoaderOptions from, to;
+    const char* taken;
+  };
+  LoaderOptions too_small = cached;
+  too_small.cache.budget_bytes = 1000;  // does not fit: the planned path
+  for (const Case& c : {Case{cached, too_small, "taken on the resident path"},
+                        Case{plain, cached, "taken on the planned path"}}) {
+    auto first = Loader::Create(*ds, c.from);
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_TRUE((*first)->Next().ok());
+    LoaderOptions to = c.to;
+    to.resume = (*first)->state();
+    auto second = Loader::Create(*ds, to);
+    ASSERT_TRUE(absl::IsInvalidArgument(second.status())) << second.status();
+    EXPECT_NE(std::string::npos, second.status().message().find(c.taken)) << second.status();
+    EXPECT_NE(std::string::npos, second.status().message().find("budget")) << second.status();
+  }
+  auto same = Loader::Create(*ds, cached);  // the same path still resumes
+  ASSERT_TRUE(same.ok());
+  ASSERT_TRUE((*same)->Next().ok());
+  LoaderOptions again = cached;
+  again.resume = (*same)->state();
+  EXPECT_TRUE(Loader::Create(*ds, again).ok());
+}
+
 TEST(ResidentLoader, NoGpuKeepsTheTableInHostMemory) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open({dir});

@@ -178,6 +178,16 @@ check "refuses an input inside the output" test "$(exit_code "$SF" convert image
 check "says the input is inside" grep -q "is inside the output folder" "$TMP/last.err"
 check "a sibling output is fine" "$SF" convert image-folder --input "$TMP/tree" --output "$TMP/tree-out" --quiet
 
+# tfrecord: no output in the input's folder (the shards would land beside the
+# input's; with --overwrite, replacing "the previous dataset" removed the input).
+sum_a="$(cat "$TMP"/a/*.tfrecord | md5sum)"
+check "tfrecord: refuses the input folder as output" test "$(exit_code "$SF" convert tfrecord --input "$TMP/a" --output "$TMP/a/" --overwrite)" -eq 2
+check "tfrecord: says why" grep -q "is inside the input folder" "$TMP/last.err"
+check "tfrecord: refuses a folder inside the manifest's" test "$(exit_code "$SF" convert tfrecord --input "$TMP/a/manifest.json" --output "$TMP/a/sub")" -eq 2
+check "tfrecord: refuses a glob's folder" test "$(exit_code "$SF" convert tfrecord --input "$TMP/a/train-*.tfrecord" --output "$TMP/a")" -eq 2
+check "tfrecord: the input is intact" test "$(cat "$TMP"/a/*.tfrecord | md5sum)" = "$sum_a" -a ! -e "$TMP/a/sub"
+check "tfrecord: a sibling output is fine" "$SF" convert tfrecord --input "$TMP/a" --output "$TMP/a-tf" --quiet
+
 # Leftovers of a killed run: the next convert removes its own (not a live
 # run's, not another prefix's) and says so.
 sleep 0 & dead=$!; wait "$dead"

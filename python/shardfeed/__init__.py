@@ -35,6 +35,7 @@ part of every epoch and all ranks the same number of batches.
 
 import json
 import os
+import warnings
 
 from . import _shardfeed
 from ._shardfeed import DataLossError, Error, InvalidArgumentError, NotFoundError, Tensor
@@ -139,9 +140,20 @@ class Loader:
         self._impl = None
         self._open("")
         self.rank, self.world_size = rank, world_size
+        for note in self._impl.notes:  # e.g. "no split given: reading 'train'"
+            warnings.warn(f"shardfeed.Loader: {note}", stacklevel=2)
 
     def _open(self, resume):
-        impl = _shardfeed.Loader(*self._args, resume, self._mode, self._decode)
+        try:
+            impl = _shardfeed.Loader(*self._args, resume, self._mode, self._decode)
+        except InvalidArgumentError as e:
+            # epochs=None runs the C++ loader with epochs = 0 (endless): say it
+            # in the terms the caller used.
+            forever = "epochs = 0 (forever) with an epoch that yields no batch"
+            if self._epochs is None and str(e).startswith(forever):
+                raise InvalidArgumentError("an epoch yields no batch for this rank" +
+                                           str(e)[len(forever):]) from None
+            raise
         old, self._impl = self._impl, impl
         if old is not None:
             old.close()

@@ -136,3 +136,19 @@ def test_dataloader_with_workers_fails_instead_of_hanging(cifar, tmp_path):
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert "refused:" in p.stdout, p.stdout + p.stderr
     assert "iterate it directly" in p.stdout
+
+
+def test_dataset_notes_are_warnings(cifar):
+    out, _ = cifar
+    with pytest.warns(UserWarning, match="train"):  # several splits, none given
+        shardfeed.Loader(out, batch_size=64).close()
+
+
+def test_epochs_none_with_an_empty_epoch_names_no_forever(cifar):
+    out, _ = cifar
+    with shardfeed.Loader(out, split="train", batch_size=64) as loader:
+        n = sum(b.size for b in loader)
+    with pytest.raises(shardfeed.InvalidArgumentError) as e:
+        shardfeed.Loader(out, split="train", batch_size=n + 1, drop_remainder=True)
+    assert "yields no batch" in str(e.value)
+    assert "forever" not in str(e.value)  # the caller never asked for epochs=0

@@ -183,6 +183,26 @@ def test_merge_folds_the_schemas_of_the_parts(tmp_path):
     assert int(features["v"]["length"]) == 0 and features["w"]["kind"] == "int64"
 
 
+def test_a_feature_some_records_lack_is_optional_and_checks_clean(tmp_path):
+    # Was: inferred as required, so `shardfeed check` flagged the records without it.
+    shardfeed.write_shards([{"label": 0, "w": 1.5}, {"label": 1}, {"label": 2, "w": None},
+                            {"label": 3, "extra": b"x"}], tmp_path)
+    features = {f["name"]: f for f in json.load(open(tmp_path / "manifest.json"))["features"]}
+    assert features["w"].get("optional") and features["extra"].get("optional")
+    assert not features["label"].get("optional")
+    assert shardfeed.check(tmp_path)["problems"] == []
+
+
+def test_merge_marks_a_feature_one_part_lacks_optional(tmp_path):
+    shardfeed.write_shards([{"label": 0}], tmp_path, task_index=0, task_count=3)
+    shardfeed.write_shards([], tmp_path, task_index=1, task_count=3)  # no record: lacks nothing
+    shardfeed.write_shards([{"label": 1, "w": 2}], tmp_path, task_index=2, task_count=3)
+    shardfeed.merge(tmp_path)
+    features = {f["name"]: f for f in json.load(open(tmp_path / "manifest.json"))["features"]}
+    assert features["w"].get("optional") and not features["label"].get("optional")
+    assert shardfeed.check(tmp_path)["problems"] == []
+
+
 def test_existing_dataset_needs_overwrite(tmp_path):
     shardfeed.write_shards([{"a": 1}], tmp_path)
     with pytest.raises(shardfeed.Error, match="overwrite"):
