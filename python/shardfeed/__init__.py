@@ -150,9 +150,9 @@ class Loader:
             # epochs=None runs the C++ loader with epochs = 0 (endless): say it
             # in the terms the caller used.
             forever = "epochs = 0 (forever) with an epoch that yields no batch"
-            if self._epochs is None and str(e).startswith(forever):
-                raise InvalidArgumentError("an epoch yields no batch for this rank" +
-                                           str(e)[len(forever):]) from None
+            if self._epochs is None and forever in str(e):
+                raise InvalidArgumentError(
+                    str(e).replace(forever, "an epoch yields no batch for this rank")) from None
             raise
         old, self._impl = self._impl, impl
         if old is not None:
