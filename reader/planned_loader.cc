@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gpu/device_guard.h"
 #include "reader/device_copy.h"
 #include "reader/epoch_plan.h"
 #include "record/status_macros.h"
@@ -165,6 +166,9 @@ class PlannedLoader : public Loader::Backend {
   }
 
   void Work() {
+    // Bare CUDA calls here (events, copies) must not initialize device 0; a
+    // failure surfaces through the first slot this worker claims.
+    const absl::Status bound = gpu::BindThreadToDevice(ctx_ ? ctx_->ordinal : -1);
     BatchFiller filler(&ds_, files_.get(), &r_);
     std::vector<int64_t> records;
     for (;;) {
@@ -190,7 +194,8 @@ class PlannedLoader : public Loader::Backend {
         order = OrderEntryOf(b.epoch);
       }
       int64_t rows = 0;
-      absl::Status st = Fill(s, b, OrderOf(b.epoch, order.get()), &filler, &records, &rows);
+      absl::Status st =
+          bound.ok() ? Fill(s, b, OrderOf(b.epoch, order.get()), &filler, &records, &rows) : bound;
       order.reset();
       std::lock_guard<std::mutex> lock(ring_->mu);
       s->seq = g;

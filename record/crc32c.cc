@@ -52,7 +52,7 @@ uint32_t ExtendIsalLarge(uint32_t init_crc, const char* data, size_t n) {
 }
 #endif
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !SHARDFEED_HAVE_ISAL
 // The SSE4.2 crc32 instruction, one stream: for builds without ISA-L (the
 // static --config=portable binaries); ISA-L's folding code is faster.
 __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t init_crc, const char* data,
