@@ -80,14 +80,10 @@ class ResidentLoader : public Loader::Backend {
     } else {
       RETURN_IF_ERROR(StartStreaming());
     }
-    SlotLayout l;
-    l.features = o_.features;
-    l.transforms = o_.transforms;
-    l.transform_of = r_.transform_of;
+    SlotLayout l = LayoutFor(r_);
     l.present.assign(o_.features.size(), false);
     for (size_t f : resident_) l.present[f] = true;
     l.staged = false;
-    l.batch_size = o_.batch_size;
     l.record_index = true;  // the gather's indices; removed from batches unless asked for
     l.index_on_device = ctx_ != nullptr;
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), o_.prefetch, ctx_));

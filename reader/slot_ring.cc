@@ -40,6 +40,17 @@ class SlotLease : public internal::BatchLease {
 
 }  // namespace
 
+SlotLayout LayoutFor(const ResolvedOptions& r) {
+  SlotLayout l;
+  l.features = r.o.features;
+  l.transforms = r.o.transforms;
+  l.transform_of = r.transform_of;
+  l.present.assign(l.features.size(), true);
+  l.batch_size = r.o.batch_size;
+  l.record_index = r.o.record_index;
+  return l;
+}
+
 absl::StatusOr<std::shared_ptr<SlotRing>> SlotRing::Create(SlotLayout layout, int slots,
                                                            std::shared_ptr<DeviceContext> ctx) {
   std::shared_ptr<SlotRing> ring(new SlotRing(std::move(layout), std::move(ctx)));

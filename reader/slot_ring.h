@@ -34,6 +34,7 @@
 #include "reader/device_context.h"
 #include "reader/loader.h"
 #include "reader/loader_backend.h"
+#include "reader/loader_options.h"
 
 namespace shardfeed {
 
@@ -59,6 +60,10 @@ struct SlotLayout {
   bool record_index = false;
   bool index_on_device = false;  // a pinned + device copy of the indices
 };
+
+// The layout every reading path starts from: all of the options' features
+// (with their transforms) in every slot, staged on the host, batch_size rows.
+SlotLayout LayoutFor(const ResolvedOptions& r);
 
 class SlotRing : public std::enable_shared_from_this<SlotRing> {
  public:

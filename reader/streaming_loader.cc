@@ -51,14 +51,7 @@ class StreamingLoader : public Loader::Backend {
   }
 
   absl::Status Start() {
-    SlotLayout l;
-    l.features = r_.o.features;
-    l.transforms = r_.o.transforms;
-    l.transform_of = r_.transform_of;
-    l.present.assign(l.features.size(), true);
-    l.batch_size = r_.o.batch_size;
-    l.record_index = r_.o.record_index;
-    ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), r_.o.prefetch, ctx_));
+    ASSIGN_OR_RETURN(ring_, SlotRing::Create(LayoutFor(r_), r_.o.prefetch, ctx_));
     pool_ = std::make_unique<WorkerPool>(r_.o.decode_threads);
     c_.start = NowSeconds();
     // Resuming: the producer passes over the state's batches (records read

@@ -14,30 +14,19 @@
 #include "absl/strings/str_cat.h"
 #include "reader/decode/image_codecs.h"
 #include "reader/decode/image_decoder.h"
+#include "reader/decode/jpeg_error.h"
 
 namespace shardfeed {
 namespace {
 
-struct ErrorManager {
-  jpeg_error_mgr pub;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-  int code;
-};
-
-[[noreturn]] void OnError(j_common_ptr cinfo) {
-  auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
-  e->code = cinfo->err->msg_code;
-  (*cinfo->err->format_message)(cinfo, e->message);
-  longjmp(e->jump, 1);
-}
+using ErrorManager = JpegErrorManager;
 
 // Warnings that mean the entropy-coded data ended early are errors (Pillow
 // and tf.image refuse truncated files too); other warnings are counted.
 void OnMessage(j_common_ptr cinfo, int level) {
   if (level >= 0) return;
   const int code = cinfo->err->msg_code;
-  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER) OnError(cinfo);
+  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER) JpegErrorExit(cinfo);
   cinfo->err->num_warnings++;
 }
 
@@ -76,7 +65,7 @@ absl::Status DecodeJpegRegion(absl::string_view data, Planner planner, DecodedRe
   jpeg_decompress_struct cinfo;
   ErrorManager err;
   cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = OnError;
+  err.pub.error_exit = JpegErrorExit;
   err.pub.emit_message = OnMessage;
   err.code = 0;
   err.message[0] = '\0';

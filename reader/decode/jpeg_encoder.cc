@@ -14,24 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "reader/decode/image_decoder.h"
+#include "reader/decode/jpeg_error.h"
 #include "reader/decode/resize.h"
 
 namespace shardfeed {
-namespace {
-
-struct ErrorManager {
-  jpeg_error_mgr pub;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-[[noreturn]] void OnError(j_common_ptr cinfo) {
-  auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, e->message);
-  longjmp(e->jump, 1);
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> EncodeJpeg(const uint8_t* rgb, int width, int height, int quality) {
   if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
@@ -39,9 +25,9 @@ absl::StatusOr<std::string> EncodeJpeg(const uint8_t* rgb, int width, int height
         absl::StrCat("JPEG encode: bad size ", width, "x", height, " or quality ", quality));
   }
   jpeg_compress_struct cinfo;
-  ErrorManager err;
+  JpegErrorManager err;
   cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = OnError;
+  err.pub.error_exit = JpegErrorExit;
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
   if (setjmp(err.jump)) {
