@@ -12,6 +12,7 @@
 #include "converter/example_encoder.h"
 #include "gtest/gtest.h"
 #include "reader/batch_filler.h"
+#include "reader/id_dataset_test_util.h"
 #include "reader/loader.h"
 #include "reader/loader_options.h"
 #include "reader/slot_ring.h"
@@ -24,23 +25,7 @@ namespace {
 
 constexpr int kShards = 200, kPerShard = 3;
 
-std::string MakeDataset() {
-  std::string dir = testing::MakeTempDir();
-  int64_t next = 0;
-  for (int s = 0; s < kShards; ++s) {
-    std::string path = absl::StrCat(dir, "/data-", s, ".tfrecord");
-    auto w = RecordWriter::Create(path, {});
-    EXPECT_TRUE(w.ok());
-    for (int k = 0; k < kPerShard; ++k) {
-      ExampleEncoder e;
-      e.AddInt64("id", next++);
-      EXPECT_TRUE((*w)->WriteRecord(e.Finish()).ok());
-    }
-    EXPECT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
-    EXPECT_TRUE((*w)->Close().ok());
-  }
-  return dir;
-}
+std::string MakeDataset() { return testing::MakeIdDataset(kShards, kPerShard); }
 
 // Review finding 6. Old code: one descriptor per shard for the loader's
 // life; with a limit of 100 descriptors, Create failed (EMFILE).

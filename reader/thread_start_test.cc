@@ -9,13 +9,10 @@
 #include <fstream>
 #include <string>
 
-#include "absl/strings/str_cat.h"
-#include "converter/example_encoder.h"
 #include "gtest/gtest.h"
+#include "reader/id_dataset_test_util.h"
 #include "reader/loader.h"
 #include "reader/worker_pool.h"
-#include "record/index.h"
-#include "record/record_writer.h"
 #include "record/test_util.h"
 
 namespace shardfeed {
@@ -51,23 +48,7 @@ class NoRoomForThreads {
   bool ok_ = false;
 };
 
-std::string MakeDataset() {
-  std::string dir = testing::MakeTempDir();
-  int64_t next = 0;
-  for (int s = 0; s < 2; ++s) {
-    std::string path = absl::StrCat(dir, "/data-", s, ".tfrecord");
-    auto w = RecordWriter::Create(path, {});
-    EXPECT_TRUE(w.ok());
-    for (int k = 0; k < 50; ++k) {
-      ExampleEncoder e;
-      e.AddInt64("id", next++);
-      EXPECT_TRUE((*w)->WriteRecord(e.Finish()).ok());
-    }
-    EXPECT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
-    EXPECT_TRUE((*w)->Close().ok());
-  }
-  return dir;
-}
+std::string MakeDataset() { return testing::MakeIdDataset(2, 50); }
 
 // Old code: std::thread threw std::system_error out of the constructor.
 TEST(ThreadStart, PoolWithoutThreadsRunsOnTheCaller) {
