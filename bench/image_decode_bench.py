@@ -11,7 +11,9 @@ same records:
               DataLoader with N worker processes
 and the evaluation path (resize 256 + center crop 224; TF: its padded center
 crop). Throughput is measured from the first batch to the last (start-up
-excluded). Usage (the venv of tools/setup.sh, a built shardfeed CLI and
+excluded), and so is the CPU time of all the pipeline's threads: images per
+CPU-second is the per-core rate (a pipeline told to use 1 thread may use
+more cores). torchvision's worker processes count whole-run. Usage (the venv of tools/setup.sh, a built shardfeed CLI and
 Python extension on PYTHONPATH):
   python bench/image_decode_bench.py [--records 5000] [--threads 1,2] [--only shardfeed,tf]
       [--repeat 3] [--baseline DIR --only baseline,shardfeed]   (before/after, one run)
@@ -77,17 +79,33 @@ def dali_index(shards):
     return out
 
 
-def timed(batches):
-    """images/s from the first batch's arrival to the last."""
+def cpu_seconds():
+    """CPU time of this process (all its threads) and of its reaped children."""
+    import resource
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(batches, workers=False):
+    """(images/s, images, CPU seconds per image). images/s runs from the
+    first batch's arrival to the last (start-up excluded). The CPU time is
+    every thread's over the same span; with `workers` (a DataLoader's worker
+    processes, whose CPU time is only known once they exit and are reaped)
+    it is the whole run's, processes included, over all images."""
+    c_start = cpu_seconds()
     it = iter(batches)
     first = next(it)
     n0 = first
     t0 = time.perf_counter()
+    c0 = cpu_seconds()
     n = 0
     for b in it:
         n += b
     dt = time.perf_counter() - t0
-    return n / dt if dt > 0 else 0.0, n + n0
+    cpu = cpu_seconds() - (c_start if workers else c0)
+    per = cpu / (n + n0 if workers else n) if n else 0.0
+    return n / dt if dt > 0 else 0.0, n + n0, per
 
 
 def run_shardfeed(ds, threads, mode, n):
@@ -184,7 +202,7 @@ def run_torchvision(folder, threads, mode, n):
     loader = torch.utils.data.DataLoader(ds, batch_size=256, shuffle=True, num_workers=threads,
                                          generator=torch.Generator().manual_seed(1))
     torch.set_num_threads(1)
-    return timed(x.shape[0] for x, _ in loader)
+    return timed((x.shape[0] for x, _ in loader), workers=True)
 
 
 RUNNERS = {"shardfeed": run_shardfeed, "maxside": run_shardfeed, "baseline": run_shardfeed,
@@ -195,8 +213,9 @@ def worker(args):
     """One pipeline in this process (TensorFlow, DALI and torch each load
     their own LLVM and cannot share a process): prints one JSON line."""
     data = json.loads(args.worker)
-    rate, images = RUNNERS[data["name"]](data["input"], data["threads"], data["mode"], data["n"])
-    print(json.dumps({"rate": rate, "images": images}))
+    rate, images, cpu = RUNNERS[data["name"]](data["input"], data["threads"], data["mode"],
+                                               data["n"])
+    print(json.dumps({"rate": rate, "images": images, "cpu_ms": cpu * 1e3}))
 
 
 def env_for(name, baseline):
@@ -268,10 +287,14 @@ def main():
                         print(f"{mode:5s} {name:12s} threads={t}: FAILED {r['error']}"[:300],
                               flush=True)
                         continue
+                    per_cpu_s = 1e3 / r["cpu_ms"] if r["cpu_ms"] > 0 else 0.0
                     rows.append({"mode": mode, "pipeline": name, "threads": t,
-                                 "images_per_s": round(r["rate"], 1), "images": r["images"]})
-                    print(f"{mode:5s} {name:12s} threads={t}: {r['rate']:8.1f} images/s "
-                          f"({r['images']} images)", flush=True)
+                                 "images_per_s": round(r["rate"], 1), "images": r["images"],
+                                 "cpu_ms_per_image": round(r["cpu_ms"], 3),
+                                 "images_per_cpu_s": round(per_cpu_s, 1)})
+                    print(f"{mode:5s} {name:12s} threads={t}: {r['rate']:8.1f} images/s, "
+                          f"{r['cpu_ms']:6.2f} ms CPU/image = {per_cpu_s:7.1f} images per "
+                          f"CPU-second ({r['images']} images)", flush=True)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"records": n, "rows": rows}, f, indent=1)
