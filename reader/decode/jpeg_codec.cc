@@ -80,9 +80,11 @@ absl::Status DecodeJpegRegion(absl::string_view data, Planner planner, DecodedRe
   jpeg_read_header(&cinfo, TRUE);
   // Rows below the crop are never decoded, so a truncated file would pass
   // or fail depending on the crop: require the end-of-image marker (FF D9
-  // cannot occur inside entropy-coded data) after the header.
+  // cannot occur inside entropy-coded data) after the header. It is
+  // normally the last two bytes: searched from the end.
   const size_t scan_start = data.size() - cinfo.src->bytes_in_buffer;
-  if (data.find("\xff\xd9", scan_start) == absl::string_view::npos) {
+  const size_t eoi = data.rfind("\xff\xd9");
+  if (eoi == absl::string_view::npos || eoi < scan_start) {
     jpeg_destroy_decompress(&cinfo);
     return absl::DataLossError("JPEG: truncated (no end-of-image marker)");
   }
@@ -114,10 +116,19 @@ absl::Status DecodeJpegRegion(absl::string_view data, Planner planner, DecodedRe
   const size_t stride = static_cast<size_t>(cinfo.output_width) * comps;
   out->pixels.resize(stride * plan.h);
   if (plan.y0 > 0) jpeg_skip_scanlines(&cinfo, plan.y0);
-  for (int y = 0; y < plan.h; ++y) {
-    JSAMPROW row = out->pixels.data() + y * stride;
-    if (jpeg_read_scanlines(&cinfo, &row, 1) != 1) ERREXIT(&cinfo, JERR_INPUT_EOF);
-    if (cmyk) CmykToRgb(row, cinfo.output_width, cinfo.saw_Adobe_marker);
+  // Several rows a call: with 2x2 chroma the upsampler makes two rows at a
+  // time, and asking for one costs a copy through its spare row.
+  constexpr int kRowsPerCall = 16;
+  JSAMPROW rows[kRowsPerCall];
+  for (int y = 0; y < plan.h;) {
+    const int want = std::min(kRowsPerCall, plan.h - y);
+    for (int r = 0; r < want; ++r) rows[r] = out->pixels.data() + (y + r) * stride;
+    const int got = static_cast<int>(jpeg_read_scanlines(&cinfo, rows, want));
+    if (got <= 0) ERREXIT(&cinfo, JERR_INPUT_EOF);
+    if (cmyk) {
+      for (int r = 0; r < got; ++r) CmykToRgb(rows[r], cinfo.output_width, cinfo.saw_Adobe_marker);
+    }
+    y += got;
   }
   jpeg_destroy_decompress(&cinfo);
   // CMYK rows were compacted in place to RGB: 3 bytes a pixel, same stride.

@@ -95,31 +95,38 @@ inline uint8_t Clip8(int32_t v) {
 
 // Horizontal pass with exactly K taps per output pixel, kTileRows rows at a
 // time: the rows' pixels are first laid out column by column (tile[x] holds
-// column x of every row, 3 bytes a row), so one output pixel's taps become
-// multiply-adds over kTileLanes contiguous lanes, which vectorize; the sums are
-// the same integers as Pillow's. first[] is nondecreasing (window centers
+// column x of every row, 4 bytes a row: R, G, B and a junk lane that keeps
+// each copy one unaligned 32-bit move), so one output pixel's taps become
+// multiply-adds over kTileLanes contiguous lanes, which vectorize; the sums
+// are the same integers as Pillow's. first[] is nondecreasing (window centers
 // increase with the output position), so the columns used are
 // [first[0], first[out_w - 1] + K).
-constexpr int kTileRows = 8, kTileLanes = 3 * kTileRows;
+constexpr int kTileRows = 8, kTileLanes = 4 * kTileRows;
+
+inline void Copy4(uint8_t* dst, const uint8_t* src) { std::memcpy(dst, src, 4); }
 
 template <int K>
-SHARDFEED_SIMD_CLONES void HorizontalFixed(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
-                     uint8_t* out) {
+SHARDFEED_SIMD_CLONES void HorizontalFixed(const RgbImage& src, int row0, int rows,
+                                           const Coeffs& c, int out_w, bool flip, uint8_t* out) {
   const int x_lo = c.first[0], x_hi = c.first[out_w - 1] + K;
+  const int cols = x_hi - x_lo;
   thread_local std::vector<uint8_t> tile;
-  tile.resize(static_cast<size_t>(x_hi - x_lo) * kTileLanes);
+  tile.resize(static_cast<size_t>(cols) * kTileLanes);
   const size_t out_stride = static_cast<size_t>(out_w) * 3;
   for (int y = 0; y < rows; y += kTileRows) {
     const int n = std::min(kTileRows, rows - y);
     for (int r = 0; r < n; ++r) {
       const uint8_t* in = src.data + (row0 + y + r) * src.stride + x_lo * 3;
-      uint8_t* t = tile.data() + 3 * r;
-      for (int x = 0; x < x_hi - x_lo; ++x) {
-        std::memcpy(t + static_cast<size_t>(x) * kTileLanes, in + 3 * x, 3);
-      }
+      uint8_t* t = tile.data() + 4 * r;
+      // 4-byte moves read one byte past each pixel; the last pixel's copy is
+      // 3 bytes (its row may end the buffer).
+      for (int x = 0; x < cols - 1; ++x) Copy4(t + static_cast<size_t>(x) * kTileLanes, in + 3 * x);
+      std::memcpy(t + static_cast<size_t>(cols - 1) * kTileLanes, in + 3 * (cols - 1), 3);
     }
     uint8_t* o = out + static_cast<size_t>(y) * out_stride;
-    for (int xx = 0; xx < out_w; ++xx) {
+    // Output positions ascend; with flip, position p holds pixel out_w-1-p.
+    for (int p = 0; p < out_w; ++p) {
+      const int xx = flip ? out_w - 1 - p : p;
       const int32_t* k = &c.k[static_cast<size_t>(xx) * c.ksize];
       const uint8_t* col = tile.data() + static_cast<size_t>(c.first[xx] - x_lo) * kTileLanes;
       int32_t acc[kTileLanes];
@@ -128,15 +135,21 @@ SHARDFEED_SIMD_CLONES void HorizontalFixed(const RgbImage& src, int row0, int ro
         const int32_t kt = k[t];
         for (int j = 0; j < kTileLanes; ++j) acc[j] += col[t * kTileLanes + j] * kt;
       }
-      for (int r = 0; r < n; ++r) {
-        for (int ch = 0; ch < 3; ++ch) o[r * out_stride + 3 * xx + ch] = Clip8(acc[3 * r + ch]);
+      uint8_t px[kTileLanes];
+      for (int j = 0; j < kTileLanes; ++j) px[j] = Clip8(acc[j]);
+      // Each row's pixel as one 4-byte store whose junk byte lands on the
+      // next pixel, written after it; the row's last pixel is 3 bytes.
+      if (p + 1 < out_w) {
+        for (int r = 0; r < n; ++r) Copy4(o + r * out_stride + 3 * p, px + 4 * r);
+      } else {
+        for (int r = 0; r < n; ++r) std::memcpy(o + r * out_stride + 3 * p, px + 4 * r, 3);
       }
     }
   }
 }
 
 // Any tap count per output pixel (Pillow's loop).
-void HorizontalAny(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w,
+void HorizontalAny(const RgbImage& src, int row0, int rows, const Coeffs& c, int out_w, bool flip,
                    uint8_t* out) {
   for (int y = 0; y < rows; ++y) {
     const uint8_t* in = src.data + (row0 + y) * src.stride;
@@ -150,14 +163,15 @@ void HorizontalAny(const RgbImage& src, int row0, int rows, const Coeffs& c, int
         g += p[3 * x + 1] * k[x];
         b += p[3 * x + 2] * k[x];
       }
-      o[3 * xx] = Clip8(r);
-      o[3 * xx + 1] = Clip8(g);
-      o[3 * xx + 2] = Clip8(b);
+      uint8_t* px = o + 3 * (flip ? out_w - 1 - xx : xx);
+      px[0] = Clip8(r);
+      px[1] = Clip8(g);
+      px[2] = Clip8(b);
     }
   }
 }
 
-using HorizontalFn = void (*)(const RgbImage&, int, int, const Coeffs&, int, uint8_t*);
+using HorizontalFn = void (*)(const RgbImage&, int, int, const Coeffs&, int, bool, uint8_t*);
 
 template <int... K>
 HorizontalFn PickHorizontal(int kn, std::integer_sequence<int, K...>) {
@@ -264,8 +278,10 @@ void ResizeBox(const RgbImage& src, double x0, double y0, double x1, double y1, 
       dst = scratch->data();
     }
     const int kn = PadToCommonCount(src.width, &horiz);
+    // The flip is folded into the horizontal pass (each output pixel is
+    // computed on its own; the vertical pass works column by column).
     PickHorizontal(kn, std::make_integer_sequence<int, kMaxUnrolled>())(src, row0, rows, horiz,
-                                                                        out_w, dst);
+                                                                        out_w, flip, dst);
     mid = dst;
     mid_stride = static_cast<size_t>(out_w) * 3;
     mid_shift = row0;
@@ -278,7 +294,7 @@ void ResizeBox(const RgbImage& src, double x0, double y0, double x1, double y1, 
                   static_cast<size_t>(out_w) * 3);
     }
   }
-  if (flip) FlipRows(out, out_w, out_h);
+  if (flip && !need_h) FlipRows(out, out_w, out_h);
 }
 
 }  // namespace shardfeed

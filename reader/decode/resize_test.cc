@@ -83,8 +83,23 @@ std::vector<uint8_t> Reference(const std::vector<uint8_t>& img, int w, int h, fl
   return out;
 }
 
+std::vector<uint8_t> Mirrored(const std::vector<uint8_t>& img, int w, int h) {
+  std::vector<uint8_t> m(img.size());
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        m[(static_cast<size_t>(y) * w + x) * 3 + c] =
+            img[(static_cast<size_t>(y) * w + (w - 1 - x)) * 3 + c];
+      }
+    }
+  }
+  return m;
+}
+
 // Random crops of a random-ish image (smooth gradient + noise, so that
-// rounding differences would show) at output sizes from 1/12x to 3x.
+// rounding differences would show) at output sizes from 1/12x to 3x; every
+// other box flipped (the flip is folded into the horizontal pass). The image
+// buffer has no slack past its last pixel (ASan builds catch over-reads).
 TEST(ResizeBox, EqualsPillowReferenceOnRandomBoxes) {
   std::mt19937 rng(13);
   const int w = 181, h = 137;
@@ -102,10 +117,12 @@ TEST(ResizeBox, EqualsPillowReferenceOnRandomBoxes) {
     const int ow = 1 + static_cast<int>(rng() % 200), oh = 1 + static_cast<int>(rng() % 150);
     const RgbImage src{img.data(), w, h, size_t{3} * w};
     std::vector<uint8_t> got(size_t{3} * ow * oh);
-    ResizeBox(src, x0, y0, x1, y1, got.data(), ow, oh, false, &scratch);
-    const std::vector<uint8_t> want = Reference(img, w, h, x0, y0, x1, y1, ow, oh);
+    const bool flip = trial % 2 == 1;
+    ResizeBox(src, x0, y0, x1, y1, got.data(), ow, oh, flip, &scratch);
+    std::vector<uint8_t> want = Reference(img, w, h, x0, y0, x1, y1, ow, oh);
+    if (flip) want = Mirrored(want, ow, oh);
     ASSERT_EQ(got, want) << "box " << x0 << "," << y0 << "," << x1 << "," << y1 << " -> " << ow
-                         << "x" << oh;
+                         << "x" << oh << (flip ? " flipped" : "");
   }
 }
 
@@ -122,8 +139,12 @@ TEST(ResizeBox, EqualsPillowReferenceOnTrainingCrops) {
                                 std::tuple{0.f, 0.f, 500.f, 375.f},
                                 std::tuple{120.5f, 80.25f, 230.f, 190.f},
                                 std::tuple{400.f, 300.f, 500.f, 375.f}}) {
-    ResizeBox(src, x0, y0, x1, y1, got.data(), 224, 224, false, &scratch);
-    EXPECT_EQ(got, Reference(img, w, h, x0, y0, x1, y1, 224, 224)) << x0 << "," << y0;
+    for (bool flip : {false, true}) {
+      ResizeBox(src, x0, y0, x1, y1, got.data(), 224, 224, flip, &scratch);
+      std::vector<uint8_t> want = Reference(img, w, h, x0, y0, x1, y1, 224, 224);
+      if (flip) want = Mirrored(want, 224, 224);
+      EXPECT_EQ(got, want) << x0 << "," << y0 << (flip ? " flipped" : "");
+    }
   }
 }
 
