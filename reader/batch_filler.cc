@@ -21,12 +21,36 @@ namespace {
 
 constexpr uint64_t kMaxGap = 16 << 10;   // read through gaps this small
 constexpr uint64_t kMaxRun = 8 << 20;    // bytes per coalesced read
+constexpr size_t kPrefetchAhead = 2;     // records (mapped shards)
 
 // Where record `p` ends, clamped to the file's end (no overflow).
 template <typename P>
 uint64_t EndWithin(const P& p, uint64_t file_size) {
   if (p.offset >= file_size) return file_size;
   return p.size > file_size - p.offset ? file_size : p.offset + p.size;
+}
+
+// Asks the CPU to start loading a mapped record's first line (the header) and
+// its last (the data CRC) while the records before it are checked
+// and decoded: shuffled records are scattered over the shards, and without
+// this every record began with a cache (and TLB) miss on its header and
+// another on its CRC, a third of the CPU time per 3 KB record.
+// GCC deletes a loop whose body is only __builtin_prefetch (it has no
+// effect the compiler must keep), so on x86-64 the instruction is written out.
+inline void PrefetchLine(const char* p) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+void PrefetchRecord(absl::string_view shard, uint64_t offset, uint64_t size) {
+  if (offset >= shard.size() || size == 0) return;
+  const char* p = shard.data() + offset;
+  const uint64_t n = std::min<uint64_t>(size, shard.size() - offset);
+  PrefetchLine(p);
+  PrefetchLine(p + n - 1);
 }
 
 }  // namespace
@@ -145,6 +169,10 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
   const double t0 = NowSeconds(), crc0 = counters->crc_seconds;
   for (size_t i = 0; i < pending_.size(); ++i) {
     const Pending& p = pending_[i];
+    if (files_->mapped() && i + kPrefetchAhead < pending_.size()) {
+      const Pending& next = pending_[i + kPrefetchAhead];
+      PrefetchRecord(files_->bytes(next.shard), next.offset, next.size);
+    }
     absl::Status st;
     const char* framed = nullptr;
     absl::string_view bytes;  // the bytes from p.offset on
