@@ -2,12 +2,19 @@
 // reads fine (descriptors opened on demand, at most kMaxOpen kept). Its own
 // binary: the descriptor limit is process-wide.
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
 #include "gtest/gtest.h"
@@ -19,6 +26,21 @@
 #include "record/index.h"
 #include "record/record_writer.h"
 #include "record/test_util.h"
+
+// Fault injection for FailedReadNamesTheShardAndOffset: pread fails with EIO
+// on the file with this inode (0: never).
+std::atomic<ino_t> g_failing_inode{0};
+
+extern "C" ssize_t pread(int fd, void* buf, size_t count, off_t offset) {
+  if (g_failing_inode.load() != 0) {
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && st.st_ino == g_failing_inode.load()) {
+      errno = EIO;
+      return -1;
+    }
+  }
+  return ::syscall(SYS_pread64, fd, buf, count, offset);
+}
 
 namespace shardfeed {
 namespace {
@@ -84,41 +106,64 @@ TEST(ShardFiles, KeepsAtMostMaxOpenDescriptors) {
 // size ever: a batch of scattered records then one of neighbours held the
 // sum of both (each filler: up to rows x 8 MB). Now one buffer holds at most
 // 1.5x what one batch read. (Old code had no single buffer to measure.)
-TEST(BatchFiller, ReadMemoryIsWhatOneBatchReads) {
-  const std::string dir = testing::MakeTempDir();
+// One indexed shard of 64 records of 20 KB ("blob": 'a' + k % 26 repeated).
+std::string WriteBlobShard(const std::string& dir) {
   const std::string path = dir + "/data-0.tfrecord";
   auto w = RecordWriter::Create(path, {});
-  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(w.ok());
   for (int k = 0; k < 64; ++k) {
     ExampleEncoder e;
     const std::string blob(20 << 10, static_cast<char>('a' + k % 26));  // outlives Finish()
     e.AddBytes("blob", blob);
-    ASSERT_TRUE((*w)->WriteRecord(e.Finish()).ok());
+    EXPECT_TRUE((*w)->WriteRecord(e.Finish()).ok());
   }
-  ASSERT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
-  ASSERT_TRUE((*w)->Close().ok());
-  auto ds = Dataset::Open({dir});
-  ASSERT_TRUE(ds.ok()) << ds.status();
-  LoaderOptions o;
-  o.features = *ParseSpec("blob:bytes");
-  o.batch_size = 8;
-  auto r = ResolveOptions(*ds, o);
-  ASSERT_TRUE(r.ok()) << r.status();
-  auto files = ShardFiles::Open(*ds);
-  ASSERT_TRUE(files.ok()) << files.status();
-  SlotLayout layout;
-  layout.features = r->o.features;
-  layout.transform_of = r->transform_of;
-  layout.present.assign(layout.features.size(), true);
-  layout.batch_size = o.batch_size;
-  auto ring = SlotRing::Create(layout, 1, nullptr);
-  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
+  EXPECT_TRUE((*w)->Close().ok());
+  return path;
+}
+
+// A batch filler over `dir`'s shards, batch 8 of "blob", reading with pread.
+struct FillerFixture {
+  absl::StatusOr<Dataset> ds;
+  absl::StatusOr<ResolvedOptions> r;
+  std::unique_ptr<ShardFiles> files;
+  std::shared_ptr<SlotRing> ring;
   SlotRing::Slot* slot = nullptr;
-  {
-    std::lock_guard<std::mutex> lock((*ring)->mu);
-    slot = (*ring)->slot_locked(0);
+  std::unique_ptr<BatchFiller> filler;
+
+  explicit FillerFixture(const std::string& dir) : ds(Dataset::Open({dir})) {
+    EXPECT_TRUE(ds.ok()) << ds.status();
+    LoaderOptions o;
+    o.features = *ParseSpec("blob:bytes");
+    o.batch_size = 8;
+    r = ResolveOptions(*ds, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    auto f = ShardFiles::Open(*ds);
+    EXPECT_TRUE(f.ok()) << f.status();
+    files = std::move(*f);
+    SlotLayout layout;
+    layout.features = r->o.features;
+    layout.transform_of = r->transform_of;
+    layout.present.assign(layout.features.size(), true);
+    layout.batch_size = o.batch_size;
+    auto g = SlotRing::Create(layout, 1, nullptr);
+    EXPECT_TRUE(g.ok()) << g.status();
+    ring = std::move(*g);
+    {
+      std::lock_guard<std::mutex> lock(ring->mu);
+      slot = ring->slot_locked(0);
+    }
+    filler = std::make_unique<BatchFiller>(&*ds, files.get(), &*r);
   }
-  BatchFiller filler(&*ds, files->get(), &*r);
+};
+
+TEST(BatchFiller, ReadMemoryIsWhatOneBatchReads) {
+  const std::string dir = testing::MakeTempDir();
+  WriteBlobShard(dir);
+  FillerFixture fx(dir);
+  ASSERT_TRUE(fx.r.ok());
+  BatchFiller& filler = *fx.filler;
+  SlotRing::Slot* slot = fx.slot;
   const std::vector<int64_t> scattered = {0, 2, 4, 6, 8, 10, 12, 14};  // 8 reads
   const std::vector<int64_t> neighbours = {16, 17, 18, 19, 20, 21, 22, 23};  // 1 read
   int64_t most = 0;
@@ -140,6 +185,34 @@ TEST(BatchFiller, ReadMemoryIsWhatOneBatchReads) {
       EXPECT_LE(filler.read_capacity(), static_cast<size_t>(most) * 3 / 2);
     }
   }
+}
+
+// Review finding 11: an I/O error while reading records keeps its code and
+// names the shard and the offset the read began at. The error is injected:
+// this binary's pread (it overrides libc's for the code linked into it)
+// fails with EIO on the one file whose inode the test names, as a failing
+// disk would.
+TEST(BatchFiller, FailedReadNamesTheShardAndOffset) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = WriteBlobShard(dir);
+  FillerFixture fx(dir);
+  ASSERT_TRUE(fx.r.ok());
+  const uint64_t offset = fx.ds->shards[0].index[5].offset;  // the first record read
+  struct stat st;
+  ASSERT_EQ(0, ::stat(path.c_str(), &st));
+  g_failing_inode = st.st_ino;
+  FillCounters c;
+  auto kept = fx.filler->Fill({9, 5, 30}, fx.slot, 0, &c);
+  g_failing_inode = 0;
+  ASSERT_FALSE(kept.ok());
+  EXPECT_TRUE(absl::IsUnavailable(kept.status())) << kept.status();  // not DATA_LOSS
+  EXPECT_TRUE(absl::StrContains(kept.status().message(), absl::StrCat(path, ":", offset, ": reading")))
+      << kept.status();
+  EXPECT_TRUE(absl::StrContains(kept.status().message(), std::strerror(EIO))) << kept.status();
+  // The same filler reads the batch once the disk recovers.
+  auto again = fx.filler->Fill({9, 5, 30}, fx.slot, 0, &c);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(3, *again);
 }
 
 }  // namespace
