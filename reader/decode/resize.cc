@@ -14,7 +14,11 @@ constexpr int kMaxUnrolled = 8;  // tap counts with a specialized kernel
 // The kernels are compiled twice, for AVX2 (8 int32 multiplies a cycle; SSE2
 // has no 32-bit multiply) and for the baseline, and the loader picks one per
 // machine (GCC function multiversioning). Integer math: same bytes either way.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the clones' resolver runs while the dynamic
+// loader relocates the binary, before TSan's runtime is set up, and its
+// instrumented entry crashed every TSan binary at startup.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define SHARDFEED_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define SHARDFEED_SIMD_CLONES
