@@ -8,6 +8,9 @@ instead, on the same machine, data and run. Writes OUT/*.json and PNG plots.
                 `tfrecord` package + PyTorch DataLoader vs plain pread
   verification  shardfeed check vs counting records with tf.data vs cat
   scaling       shardfeed bench/check with 1 and 2 threads
+  decode        JPEG photos (SRC/images/hymenoptera, else the decode fixtures)
+                to uint8 224x224 batches, RandomResizedCrop + flip and resize +
+                center crop: shardfeed vs tf.data vs DALI (CPU) vs torchvision
 
 Every peer runs in its own process, page cache warm, best of --repeats.
 Usage: compare.py --shardfeed BIN --package DIR --data SRC --jpegs DIR --out OUT
@@ -358,6 +361,49 @@ def verification(a, dirs):
     return res, scaling
 
 
+def decode_images(a, work):
+    """JPEG photos -> uint8 224x224 batches (bench/image_decode_bench.py, each
+    pipeline in its own process): images/s relative to tf.data in the same
+    mode and thread count, and images per CPU-second (the per-core rate)."""
+    photos = os.path.join(a.data, "images", "hymenoptera")
+    if not os.path.isdir(photos):  # the bundled fixtures: a smoke run only
+        photos = os.path.join(HERE, "..", "testdata", "decode")
+    out = os.path.join(work, "decode-rows.json")
+    if a.quick:
+        opts = ["--records", "300", "--threads", "1", "--modes", "train",
+                "--only", "shardfeed,tf,dali"]
+    else:
+        opts = ["--records", "5000", "--threads", "1,2", "--modes", "train,eval",
+                "--only", "shardfeed,maxside,tf,dali,torchvision", "--repeat", str(min(a.repeats, 2))]
+    env = dict(os.environ, PYTHONPATH=a.package, SHARDFEED_CLI=a.shardfeed)
+    r = run([sys.executable, os.path.join(HERE, "image_decode_bench.py"), "--photos", photos,
+             "--json", out] + opts, env=env)
+    print(r.stdout, end="", flush=True)
+    rows = json.load(open(out))["rows"]
+    only = opts[opts.index("--only") + 1].split(",")
+    missing = sorted({f"{p} {m} {t}" for p in only for m in opts[opts.index("--modes") + 1].split(",")
+                      for t in opts[opts.index("--threads") + 1].split(",")}
+                     - {f"{r['pipeline']} {r['mode']} {r['threads']}" for r in rows})
+    if missing:  # a pipeline failed (its error is in the output above)
+        message = f"compare: decode pipelines without a result: {', '.join(missing)}"
+        if a.quick:
+            raise SystemExit(message)
+        print(message, file=sys.stderr)
+    names = {"shardfeed": "shardfeed Loader(decode=...)", "maxside": "shardfeed, --max-side 256 shards",
+             "tf": "tf.data decode_and_crop_jpeg", "dali": "NVIDIA DALI CPU image_random_crop",
+             "torchvision": "torchvision + PIL DataLoader"}
+    res = []
+    for r in rows:
+        base = [b for b in rows if b["pipeline"] == "tf" and b["mode"] == r["mode"]
+                and b["threads"] == r["threads"]]
+        seconds = r["images"] / r["images_per_s"]
+        base_seconds = base[0]["images"] / base[0]["images_per_s"] if base else seconds
+        res.append(entry(f"{names[r['pipeline']]}, {r['mode']}, {r['threads']} thread(s)", seconds,
+                         r["images"], "images/s", base_seconds,
+                         f"{r['images_per_cpu_s']:.0f} images per CPU-second"))
+    return res, photos
+
+
 def plot(out, name, title, results):
     import matplotlib
     matplotlib.use("Agg")
@@ -443,12 +489,14 @@ def main():
         for s in group:
             scaling.append(dict(s, ratio=group[0]["seconds"] / s["seconds"]))
     sections["scaling"] = scaling
-    titles = {"conversion": "Conversion (MB/s of input) vs cp -r + sync",
+    sections["decode"], photos = decode_images(a, work)
+    titles = {"decode": f"JPEG photos to 224x224 uint8 batches vs tf.data ({os.path.basename(photos)})",
+              "conversion": "Conversion (MB/s of input) vs cp -r + sync",
               "reading": "Shuffled batches of 256 decoded CIFAR records vs pread",
               "verification": "Verification vs cat > /dev/null",
               "scaling": "shardfeed thread scaling (relative to 2 threads)"}
     for name, results in sections.items():
-        doc = dict(meta, section=name, data=data, results=results)
+        doc = dict(meta, section=name, data=photos if name == "decode" else data, results=results)
         with open(os.path.join(a.out, f"{name}.json"), "w") as f:
             json.dump(doc, f, indent=1)
         plot(a.out, name, titles[name] + (" [quick]" if a.quick else ""), results)

@@ -24,7 +24,7 @@ cp "$ROOT/python/_shardfeed.so" "$T/pkg/shardfeed/"
 PYTHONPATH="$T/pkg" "$PY" "$ROOT/bench/compare.py" --quick --shardfeed "$ROOT/cli/shardfeed" \
   --package "$T/pkg" --data "$ROOT/testdata" --jpegs "$ROOT/testdata/images/cifar10-jpg" \
   --out "$T/out" --work "$T/work" || { echo "FAIL: bench/compare.py --quick"; exit 1; }
-for s in conversion reading verification scaling; do
+for s in conversion reading verification scaling decode; do
   [ -s "$T/out/$s.json" ] || { echo "FAIL: no $s.json"; exit 1; }
   [ -s "$T/out/$s.png" ] || { echo "FAIL: no $s.png"; exit 1; }
   "$PY" - "$T/out/$s.json" <<'PY' || exit 1

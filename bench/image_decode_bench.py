@@ -39,9 +39,12 @@ def cli():
     return os.environ.get("SHARDFEED_CLI", os.path.join(ROOT, "bazel-bin", "cli", "shardfeed"))
 
 
-def make_folder(work, records):
-    """A class-per-folder tree with the photos cycled (symlinks) to >= records."""
-    files = sorted(glob.glob(os.path.join(PHOTOS, "*", "*", "*.jpg")))
+def make_folder(work, records, photos):
+    """A class-per-folder tree with the photos (every *.jpg under `photos`, the
+    class being each file's folder) cycled (symlinks) to >= records."""
+    files = sorted(glob.glob(os.path.join(photos, "**", "*.jpg"), recursive=True))
+    if not files:
+        raise SystemExit(f"image_decode_bench: no *.jpg under {photos}")
     folder = os.path.join(work, "photos")
     copies = -(-records // len(files))
     for c in range(copies):
@@ -241,6 +244,7 @@ def run_once(spec, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=5000)
+    ap.add_argument("--photos", default=PHOTOS, help="folder of JPEGs (default: the hymenoptera photos)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--only", default="shardfeed,maxside,tf,dali,torchvision")
     ap.add_argument("--modes", default="train,eval")
@@ -256,7 +260,7 @@ def main():
     only = args.only.split(",")
     work = tempfile.mkdtemp(prefix="image_bench.")
     try:
-        folder, n = make_folder(work, args.records)
+        folder, n = make_folder(work, args.records, args.photos)
         shards = convert(folder, os.path.join(work, "ds"))
         small = (convert(folder, os.path.join(work, "ds256"), ["--max-side", "256"])
                  if "maxside" in only else [])
