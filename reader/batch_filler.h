@@ -90,8 +90,10 @@ class BatchFiller {
     uint64_t offset, size;
   };
   absl::Status ReadRuns(FillCounters* counters);
+  // Checks both CRCs of one framed record and decodes it into its row;
+  // time_crc: add this record's CRC time (x kCrcTimedEvery) to the counters.
   absl::Status DecodeRow(const Pending& p, const char* framed, SlotRing::Slot* s,
-                         uint64_t sample, FillCounters* counters);
+                         uint64_t sample, bool time_crc, FillCounters* counters);
 
   const Dataset* ds_;
   const ShardFiles* files_;

@@ -31,7 +31,7 @@ const char* FeatureKindName(FeatureKind kind) {
   return "?";
 }
 
-bool WireReader::ReadVarint(uint64_t* v) {
+bool WireReader::ReadVarintSlow(uint64_t* v) {
   uint64_t result = 0;
   for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
     uint8_t b = static_cast<uint8_t>(*p_++);
@@ -44,7 +44,7 @@ bool WireReader::ReadVarint(uint64_t* v) {
   return false;
 }
 
-bool WireReader::ReadTag(uint32_t* field, uint32_t* wire_type) {
+bool WireReader::ReadTagSlow(uint32_t* field, uint32_t* wire_type) {
   // As protobuf does: a tag is at most 5 varint bytes, truncated to 32 bits.
   uint64_t tag = 0;
   int i = 0;
@@ -58,14 +58,6 @@ bool WireReader::ReadTag(uint32_t* field, uint32_t* wire_type) {
   *field = static_cast<uint32_t>(tag >> 3);
   *wire_type = static_cast<uint32_t>(tag & 7);
   return *field != 0;
-}
-
-bool WireReader::ReadLengthDelimited(absl::string_view* v) {
-  uint64_t len;
-  if (!ReadVarint(&len) || len > static_cast<uint64_t>(end_ - p_)) return false;
-  *v = absl::string_view(p_, len);
-  p_ += len;
-  return true;
 }
 
 bool WireReader::ReadFixed32(uint32_t* v) {

@@ -13,11 +13,11 @@
 #define SHARDFEED_READER_EXAMPLE_WIRE_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -36,7 +36,10 @@ struct FeatureView {
   absl::InlinedVector<absl::string_view, 2> lists;  // no allocation in the usual case
 };
 
-using FeatureVisitor = std::function<absl::Status(absl::string_view, const FeatureView&)>;
+// A reference to the caller's callable, valid for the call (no copy and no
+// allocation per record, which std::function made for any lambda capturing
+// more than two references).
+using FeatureVisitor = absl::FunctionRef<absl::Status(absl::string_view, const FeatureView&)>;
 
 // Calls visit(key, feature) for every map entry of Example.features.
 //
@@ -68,15 +71,40 @@ class WireReader {
  public:
   explicit WireReader(absl::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
   bool done() const { return p_ >= end_; }
-  // Reads a tag; false on malformed data.
-  bool ReadTag(uint32_t* field, uint32_t* wire_type);
-  bool ReadVarint(uint64_t* v);
-  bool ReadLengthDelimited(absl::string_view* v);
+  // Reads a tag; false on malformed data. The one-byte forms (every field
+  // number below 16, every length below 128) are inline; longer ones go to
+  // the out-of-line loops.
+  bool ReadTag(uint32_t* field, uint32_t* wire_type) {
+    if (p_ < end_ && static_cast<uint8_t>(*p_) < 0x80) {
+      const uint32_t tag = static_cast<uint8_t>(*p_++);
+      *field = tag >> 3;
+      *wire_type = tag & 7;
+      return *field != 0;
+    }
+    return ReadTagSlow(field, wire_type);
+  }
+  bool ReadVarint(uint64_t* v) {
+    if (p_ < end_ && static_cast<uint8_t>(*p_) < 0x80) {
+      *v = static_cast<uint8_t>(*p_++);
+      return true;
+    }
+    return ReadVarintSlow(v);
+  }
+  bool ReadLengthDelimited(absl::string_view* v) {
+    uint64_t len;
+    if (!ReadVarint(&len) || len > static_cast<uint64_t>(end_ - p_)) return false;
+    *v = absl::string_view(p_, len);
+    p_ += len;
+    return true;
+  }
   bool ReadFixed32(uint32_t* v);
   // Skips a field of the given wire type.
   bool Skip(uint32_t wire_type);
 
  private:
+  bool ReadTagSlow(uint32_t* field, uint32_t* wire_type);
+  bool ReadVarintSlow(uint64_t* v);
+
   const char* p_;
   const char* end_;
 };
