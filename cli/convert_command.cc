@@ -15,37 +15,6 @@
 #include "converter/task_part.h"
 
 namespace shardfeed::cli {
-namespace {
-
-// The task from the flags, else from the environment: a Slurm array job
-// (SLURM_ARRAY_TASK_ID, minus SLURM_ARRAY_TASK_MIN, over the step; the count
-// from SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job
-// (JOB_COMPLETION_INDEX; the count must be given). {0, 0}: no tasks.
-absl::StatusOr<std::pair<int, int>> ResolveTask(int64_t index, int64_t count) {
-  auto env = [](const char* name, int64_t* v) {
-    const char* text = std::getenv(name);
-    return text != nullptr && absl::SimpleAtoi(text, v);
-  };
-  int64_t id, min = 0, step = 1, n;
-  if (index < 0 && env("SLURM_ARRAY_TASK_ID", &id)) {
-    env("SLURM_ARRAY_TASK_MIN", &min);
-    env("SLURM_ARRAY_TASK_STEP", &step);
-    index = (id - min) / std::max<int64_t>(step, 1);
-    if (count < 0 && env("SLURM_ARRAY_TASK_COUNT", &n)) count = n;
-  } else if (index < 0 && env("JOB_COMPLETION_INDEX", &id)) {
-    index = id;
-  }
-  if (index < 0 && count < 0) return std::make_pair(0, 0);
-  if (count < 1 || index < 0 || index >= count || count > 99999) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "task ", index, " of ", count,
-        ": give --task-index I and --task-count N with 0 <= I < N (N <= 99999); a Kubernetes "
-        "Indexed Job needs --task-count (its completions)"));
-  }
-  return std::make_pair(static_cast<int>(index), static_cast<int>(count));
-}
-
-}  // namespace
 
 int RunConvert(int argc, char** argv) {
   FlagParser flags(

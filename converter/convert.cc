@@ -103,7 +103,8 @@ absl::Status ValidateConvertOptions(const ConvertOptions& o) {
   if (o.num_shards == 0 && o.shard_size < kMinShardSize && !o.allow_small_shards) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--shard-size ", o.shard_size, " bytes would write a file per few records; shards of "
-        "~100 MB read best (use --allow-small-shards below 100 kB)"));
+        "~100 MB read best (below 100 kB: --allow-small-shards; Python: "
+        "allow_small_shards=True)"));
   }
   if (o.compression == Compression::kAuto) {
     return absl::InvalidArgumentError("compression must be none, zlib or gzip");

@@ -3,10 +3,13 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include <google/protobuf/util/json_util.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "converter/shard_writer.h"
@@ -15,6 +18,31 @@
 #include "record/status_macros.h"
 
 namespace shardfeed {
+
+absl::StatusOr<std::pair<int, int>> ResolveTask(int64_t index, int64_t count) {
+  auto env = [](const char* name, int64_t* v) {
+    const char* text = std::getenv(name);
+    return text != nullptr && absl::SimpleAtoi(text, v);
+  };
+  int64_t id, min = 0, step = 1, n;
+  if (index < 0 && env("SLURM_ARRAY_TASK_ID", &id)) {
+    env("SLURM_ARRAY_TASK_MIN", &min);
+    env("SLURM_ARRAY_TASK_STEP", &step);
+    index = (id - min) / std::max<int64_t>(step, 1);
+    if (count < 0 && env("SLURM_ARRAY_TASK_COUNT", &n)) count = n;
+  } else if (index < 0 && env("JOB_COMPLETION_INDEX", &id)) {
+    index = id;
+  }
+  if (index < 0 && count < 0) return std::make_pair(0, 0);
+  if (count < 1 || index < 0 || index >= count || count > 99999) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task ", index, " of ", count,
+        ": give the task index I and count N with 0 <= I < N <= 99999 (--task-index, "
+        "--task-count; Python: task_index=, task_count=); a Kubernetes Indexed Job needs the "
+        "count (its completions)"));
+  }
+  return std::make_pair(static_cast<int>(index), static_cast<int>(count));
+}
 
 std::string PartsDir(const std::string& dir) { return absl::StrCat(dir, "/_parts"); }
 

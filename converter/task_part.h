@@ -8,12 +8,22 @@
 #ifndef SHARDFEED_CONVERTER_TASK_PART_H_
 #define SHARDFEED_CONVERTER_TASK_PART_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "proto/task_part.pb.h"
 
 namespace shardfeed {
+
+// The task {index, count} from explicit values (-1: not given), else from the
+// environment: a Slurm array job (SLURM_ARRAY_TASK_ID, minus
+// SLURM_ARRAY_TASK_MIN, over the step; the count from SLURM_ARRAY_TASK_COUNT)
+// or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX; the count must be
+// given). {0, 0}: no tasks. INVALID_ARGUMENT unless 0 <= index < count <=
+// 99999. Used by `shardfeed convert` and shardfeed.convert() in Python.
+absl::StatusOr<std::pair<int, int>> ResolveTask(int64_t index, int64_t count);
 
 // "DIR/_parts".
 std::string PartsDir(const std::string& dir);

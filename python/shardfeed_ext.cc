@@ -34,6 +34,7 @@
 #include "check/check.h"
 #include "gpu/device_guard.h"
 #include "converter/convert.h"
+#include "converter/task_part.h"
 #include "python/dlpack_abi.h"
 #include "python/writer_binding.h"
 #include "reader/feature_transforms.h"
@@ -348,7 +349,9 @@ std::string ConvertJson(const std::string& type, const std::string& input,
                         const std::string& output, const std::string& prefix, int64_t shard_size,
                         int64_t num_shards, bool shuffle, uint64_t seed,
                         const std::string& compression, int threads, bool overwrite, bool strict,
-                        const std::string& validation_from) {
+                        const std::string& validation_from, bool allow_small_shards,
+                        int compression_level, int max_side, int quality, int64_t task_index,
+                        int64_t task_count) {
   ConvertOptions o;
   o.type = type;
   o.input = input;
@@ -365,6 +368,14 @@ std::string ConvertJson(const std::string& type, const std::string& input,
   o.overwrite = overwrite;
   o.strict = strict;
   o.validation_from = validation_from;
+  o.allow_small_shards = allow_small_shards;
+  o.compression_level = compression_level;
+  o.max_side = max_side;
+  o.quality = quality;
+  auto task = ResolveTask(task_index, task_count);  // as the CLI: -1, then Slurm / K8s
+  if (!task.ok()) Raise(task.status());
+  o.task_index = task->first;
+  o.task_count = task->second;
   // Ctrl-C: the main thread's signal handlers run from the poll; the
   // conversion is cancelled (temporaries removed) and KeyboardInterrupt raised.
   std::atomic<bool> interrupted{false};

@@ -333,11 +333,21 @@ def _dict_to_state(d):
 
 def convert(type, input, output, *, prefix="", shard_size=100_000_000, num_shards=0,
             shuffle=True, seed=42, compression="none", threads=0, overwrite=False, strict=False,
-            validation_from=""):
-    """`shardfeed convert TYPE --input INPUT --output OUTPUT ...`; returns its --json report."""
-    return json.loads(_shardfeed.convert(type, os.fspath(input), os.fspath(output), prefix,
-                                         int(shard_size), num_shards, shuffle, seed, compression,
-                                         threads, overwrite, strict, validation_from))
+            validation_from="", allow_small_shards=False, compression_level=-1, max_side=0,
+            quality=90, task_index=None, task_count=None):
+    """`shardfeed convert TYPE --input INPUT --output OUTPUT ...`; returns its --json report.
+
+    The keywords are the CLI's flags: shard_size below 100 kB needs
+    allow_small_shards=True; max_side/quality re-encode large images
+    (image-folder); task_index/task_count write one task's share into
+    OUTPUT/_parts for `shardfeed.merge(OUTPUT)` (None: from SLURM_ARRAY_TASK_ID
+    / JOB_COMPLETION_INDEX when set, else one process).
+    """
+    return json.loads(_shardfeed.convert(
+        type, os.fspath(input), os.fspath(output), prefix, int(shard_size), num_shards, shuffle,
+        seed, compression, threads, overwrite, strict, validation_from, allow_small_shards,
+        compression_level, max_side, quality, -1 if task_index is None else int(task_index),
+        -1 if task_count is None else int(task_count)))
 
 
 def check(paths, *, raw=False, threads=0, salvage=None, overwrite=False):
