@@ -390,7 +390,7 @@ def decode_images(a, work):
             raise SystemExit(message)
         print(message, file=sys.stderr)
     names = {"shardfeed": "shardfeed Loader(decode=...)", "maxside": "shardfeed, --max-side 256 shards",
-             "tf": "tf.data decode_and_crop_jpeg", "dali": "NVIDIA DALI CPU image_random_crop",
+             "tf": "tf.data decode_and_crop_jpeg", "dali": "NVIDIA DALI on the CPU",
              "torchvision": "torchvision + PIL DataLoader"}
     res = []
     for r in rows:
