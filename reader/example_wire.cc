@@ -265,7 +265,7 @@ absl::Status DecodeFloats(const FeatureView& f, std::vector<float>* out) {
     while (!r.done()) {
       uint32_t field, wt;
       if (!r.ReadTag(&field, &wt)) return Malformed("bad tag in FloatList");
-      uint32_t bits;
+      uint32_t bits = 0;
       if (field == 1 && wt == kFixed32) {
         if (!r.ReadFixed32(&bits)) return Malformed("bad float in FloatList");
         float v;

@@ -60,7 +60,9 @@ std::string MakeDataset(int shards) {
     auto w = RecordWriter::Create(path, {});
     EXPECT_TRUE(w.ok());
     for (int k = 0; k < n; ++k) EXPECT_TRUE((*w)->WriteRecord(MakeRecord(next++)).ok());
-    if (s + 1 < shards) EXPECT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
+    if (s + 1 < shards) {
+      EXPECT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
+    }
     EXPECT_TRUE((*w)->Close().ok());
   }
   return dir;
