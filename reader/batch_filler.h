@@ -91,9 +91,10 @@ class BatchFiller {
   };
   absl::Status ReadRuns(FillCounters* counters);
   // Checks both CRCs of one framed record and decodes it into its row;
-  // time_crc: add this record's CRC time (x kCrcTimedEvery) to the counters.
+  // crc_weight > 0: time this record's CRCs and count them crc_weight times
+  // (it stands for that many records of the batch).
   absl::Status DecodeRow(const Pending& p, const char* framed, SlotRing::Slot* s,
-                         uint64_t sample, bool time_crc, FillCounters* counters);
+                         uint64_t sample, size_t crc_weight, FillCounters* counters);
 
   const Dataset* ds_;
   const ShardFiles* files_;
