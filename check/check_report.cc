@@ -6,30 +6,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "check/check.h"
+#include "record/json_text.h"
 
 namespace shardfeed {
 namespace {
 
-std::string JsonEscape(absl::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string Quoted(absl::string_view s) { return absl::StrCat("\"", JsonEscape(s), "\""); }
+std::string Quoted(absl::string_view s) { return JsonQuoted(s); }
 
 std::string ProblemsToJson(const std::vector<CheckProblem>& list) {
   std::string out;

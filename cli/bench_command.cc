@@ -16,6 +16,7 @@
 #include "reader/feature_transforms.h"
 #include "reader/fingerprint.h"
 #include "reader/loader.h"
+#include "record/json_text.h"
 
 namespace shardfeed::cli {
 namespace {
@@ -180,8 +181,17 @@ int RunBench(int argc, char** argv) {
     return ReportError("bench", absl::InvalidArgumentError(
                                     "--fingerprint covers the decoded records: drop --transform"));
   }
+  // From here on, with --json a failure is also a JSON document on stdout.
+  auto fail = [json](const absl::Status& s) {
+    if (json) {
+      std::printf("{\"ok\":false,\"code\":%s,\"error\":%s}\n",
+                  JsonQuoted(absl::StatusCodeToString(s.code())).c_str(),
+                  JsonQuoted(s.message()).c_str());
+    }
+    return ReportError("bench", s);
+  };
   auto ds = Dataset::Open(paths, split);
-  if (!ds.ok()) return ReportError("bench", ds.status());
+  if (!ds.ok()) return fail(ds.status());
   for (const std::string& n : ds->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   // A batch larger than a rank's share of the dataset only allocates memory
   // for rows that never fill.
@@ -194,7 +204,7 @@ int RunBench(int argc, char** argv) {
   }
   const double created = CpuAndWallNow().wall;
   auto loader = Loader::Create(*std::move(ds), o);
-  if (!loader.ok()) return ReportError("bench", loader.status());
+  if (!loader.ok()) return fail(loader.status());
   std::fprintf(stderr, "note: reading path: %s\n", (*loader)->path_note().c_str());
   double first_batch_s = -1;
   if (!(*loader)->device_note().empty()) {
@@ -212,7 +222,7 @@ int RunBench(int argc, char** argv) {
     if (Interrupted()) break;
     auto b = (*loader)->Next();
     if (absl::IsOutOfRange(b.status())) break;
-    if (!b.ok()) return ReportError("bench", b.status());
+    if (!b.ok()) return fail(b.status());
     if (first_batch_s < 0) first_batch_s = CpuAndWallNow().wall - created;
     if (fingerprint) {
       if ((*loader)->device() >= 0) {

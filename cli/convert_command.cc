@@ -64,12 +64,14 @@ int RunConvert(int argc, char** argv) {
                   "CIFAR: split this training batch off as 'validation' (e.g. data_batch_5,\n"
                   "                            as TensorFlow's CIFAR-10 script does)",
                   "BATCH");
-  flags.AddBool("strict", &strict, "image-folder: a file that is not an image is an error");
+  flags.AddBool("strict", &strict,
+                "image-folder: a file that is not an image, or a broken one, is an error\n"
+                "                            (default: skipped with a warning)");
   flags.AddInt("max-side", &max_side,
                "image-folder: re-encode images whose longer side exceeds N as JPEG with\n"
                "                            that side N (cheaper decoding; 0: keep the bytes)",
                "N", {0, 65535});
-  flags.AddInt("quality", &quality, "image-folder --max-side: JPEG quality (default 90)", "Q",
+  flags.AddInt("quality", &quality, "image-folder --max-side: JPEG quality", "Q",
                {1, 100});
   flags.AddBool("overwrite", &overwrite, "replace an existing dataset in DIR");
   flags.AddInt("task-index", &task_index,
@@ -146,7 +148,8 @@ int RunConvert(int argc, char** argv) {
                  m.shards_size(), output.c_str(), summary->seconds,
                  HumanBytes(m.total_bytes() / std::max(summary->seconds, 1e-9)).c_str(),
                  m.skipped_inputs() > 0
-                     ? absl::StrCat("; skipped ", m.skipped_inputs(), " non-image files").c_str()
+                     ? absl::StrCat("; skipped ", m.skipped_inputs(),
+                                    " input files (see the warnings)").c_str()
                      : "");
   }
   if (json) std::printf("%s\n", SummaryToJson(*summary).c_str());

@@ -1,4 +1,5 @@
 #include "converter/convert.h"
+#include "record/json_text.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -300,16 +301,20 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
 
 std::string SummaryToJson(const ConvertSummary& s) {
   const Manifest& m = s.manifest;
-  std::string shards;
+  std::string shards, warnings;
   for (const auto& sh : m.shards()) {
     absl::StrAppend(&shards, shards.empty() ? "" : ",",
-                    absl::StrFormat(R"({"file":"%s","split":"%s","records":%d,"bytes":%d})",
-                                    sh.file(), sh.split(), sh.records(), sh.bytes()));
+                    absl::StrFormat(R"({"file":%s,"split":%s,"records":%d,"bytes":%d})",
+                                    JsonQuoted(sh.file()), JsonQuoted(sh.split()), sh.records(),
+                                    sh.bytes()));
+  }
+  for (const std::string& w : s.warnings) {
+    absl::StrAppend(&warnings, warnings.empty() ? "" : ",", JsonQuoted(w));
   }
   return absl::StrFormat(
-      R"({"ok":true,"records":%d,"bytes":%d,"shards":%d,"skipped_inputs":%d,"seconds":%.3f,"mb_per_s":%.1f,"shard_files":[%s]})",
+      R"({"ok":true,"records":%d,"bytes":%d,"shards":%d,"skipped_inputs":%d,"seconds":%.3f,"mb_per_s":%.1f,"shard_files":[%s],"warnings":[%s]})",
       m.total_records(), m.total_bytes(), m.shards_size(), m.skipped_inputs(), s.seconds,
-      m.total_bytes() / 1e6 / std::max(s.seconds, 1e-9), shards);
+      m.total_bytes() / 1e6 / std::max(s.seconds, 1e-9), shards, warnings);
 }
 
 

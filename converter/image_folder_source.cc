@@ -6,8 +6,10 @@
 // with height/width read from the JPEG/PNG/GIF header (no decoding). Label
 // ids come from the sorted class names. With max_side > 0, JPEG/PNG images
 // whose longer side exceeds it are stored re-encoded (jpeg_encoder.h): a
-// JPEG of that side, image/format "jpeg", the new height/width. Files that are not images are skipped
-// with a warning (an error with --strict).
+// JPEG of that side, image/format "jpeg", the new height/width. Files that
+// are not images, or whose header is broken (a truncated file), are skipped
+// with a warning (DATA_LOSS with --strict); GIFs are stored with a warning
+// (the decode stage reads JPEG and PNG only).
 #include <algorithm>
 #include <set>
 
@@ -172,7 +174,8 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
 
   std::vector<std::string> split_names;
   std::vector<ImageList> images;
-  int64_t skipped = 0;
+  int64_t skipped = 0, gifs = 0;
+  std::string first_gif;
   std::vector<std::string> warnings;
   for (const auto& s : split_dirs) {
     std::string split_root = s.empty() ? o.input : absl::StrCat(o.input, "/", s);
@@ -184,14 +187,25 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
       for (const auto& rel : files) {
         std::string path = absl::StrCat(class_dir, "/", rel);
         ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
-        char head[16];
+        // The first page: the signature and, for nearly every file, the
+        // header with the size (a JPEG's EXIF can push its frame header
+        // further; such files are checked when their record is built).
+        char head[4096];
         ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, head, sizeof(head)));
-        if (!LooksLikeImage(absl::string_view(head, n))) {
-          if (o.strict) {
-            return absl::DataLossError(absl::StrCat(path, ": not a JPEG, PNG or GIF image (--strict)"));
-          }
+        const absl::string_view bytes(head, n);
+        std::string problem;  // "PATH: what is wrong"
+        if (!LooksLikeImage(bytes)) {
+          problem = absl::StrCat(path, ": not a JPEG, PNG or GIF image");
+        } else if (absl::StatusOr<ImageInfo> info = ReadImageInfo(bytes, path); !info.ok()) {
+          // The whole file was read: its header is broken for certain.
+          if (n == file->size()) problem = std::string(info.status().message());
+        } else if (info->format == "gif" && gifs++ == 0) {
+          first_gif = path;
+        }
+        if (!problem.empty()) {
+          if (o.strict) return absl::DataLossError(absl::StrCat(problem, " (--strict)"));
           ++skipped;
-          warnings.push_back(absl::StrCat("skipped ", path, ": not a JPEG, PNG or GIF image"));
+          warnings.push_back(absl::StrCat("skipped ", problem));
           continue;
         }
         list.Add(rel, static_cast<int64_t>(label));
@@ -200,6 +214,13 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
     split_names.push_back(s.empty() ? "train" : s);
     list.Shrink();
     images.push_back(std::move(list));
+  }
+  if (gifs > 0) {
+    warnings.push_back(absl::StrCat(
+        gifs, " GIF image", gifs > 1 ? "s are" : " is", " stored as ", gifs > 1 ? "they are" : "it is",
+        " (e.g. ", first_gif, "): the decode stage (decode=) reads JPEG and PNG only and "
+        "--max-side does not re-encode GIFs; convert ", gifs > 1 ? "them" : "it",
+        " to JPEG/PNG first, or read with skip_corrupt"));
   }
   size_t total = 0;
   for (const auto& l : images) total += l.size();

@@ -9,8 +9,10 @@ namespace {
 uint32_t Be16(const unsigned char* p) { return (uint32_t{p[0]} << 8) | p[1]; }
 uint32_t Be32(const unsigned char* p) { return (Be16(p) << 16) | Be16(p + 2); }
 
+// A corrupt or truncated image is a data problem (DATA_LOSS: exit 1), not a
+// usage error.
 absl::Status Bad(absl::string_view path, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+  return absl::DataLossError(absl::StrCat(path, ": ", what));
 }
 
 absl::StatusOr<ImageInfo> ReadJpeg(absl::string_view b, absl::string_view path) {

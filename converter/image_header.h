@@ -20,8 +20,8 @@ struct ImageInfo {
 // True if the first bytes carry a JPEG, PNG or GIF signature.
 bool LooksLikeImage(absl::string_view head);
 
-// Parses `bytes` (the whole file, or at least its header); INVALID_ARGUMENT
-// naming `path` if it is no such image or the header is damaged.
+// Parses `bytes` (the whole file, or at least its header); DATA_LOSS
+// "PATH: what" if it is no such image or the header is damaged or cut short.
 absl::StatusOr<ImageInfo> ReadImageInfo(absl::string_view bytes, absl::string_view path);
 
 }  // namespace shardfeed

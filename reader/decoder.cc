@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "reader/decode/image_decoder.h"
 #include "reader/decode/wav_decoder.h"
@@ -170,7 +171,43 @@ absl::Status DecodeFeature(const FeatureView& v, const FeatureSpec& f, char* row
 
 }  // namespace
 
+namespace {
+
+// The source file a record came from, as the converters store it
+// ("image/filename" for image-folder, "filename" for files): " (from
+// image/filename 'ants/x.gif')", or "" when the record has neither. Walked
+// again only for a record that failed, so the common path pays nothing.
+std::string SourceNameOf(absl::string_view record) {
+  std::string hint;
+  WalkExample(record, [&](absl::string_view key, const FeatureView& v) {
+    if ((key == "image/filename" || key == "filename") && v.kind == FeatureKind::kBytes) {
+      std::vector<absl::string_view> values;
+      if (DecodeBytes(v, &values).ok() && values.size() == 1 && values[0].size() <= 512) {
+        hint = absl::StrCat(" (from ", key, " '", absl::CHexEscape(values[0]), "')");
+      }
+    }
+    return absl::OkStatus();
+  }).IgnoreError();
+  return hint;
+}
+
+absl::Status DecodeRowOrError(absl::string_view record, const std::vector<FeatureSpec>& spec,
+                              char* const* fixed_rows, std::string* const* var_values,
+                              const DecodeContext& context);
+
+}  // namespace
+
 absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
+                              char* const* fixed_rows, std::string* const* var_values,
+                              const DecodeContext& context) {
+  absl::Status s = DecodeRowOrError(record, spec, fixed_rows, var_values, context);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), SourceNameOf(record)));
+}
+
+namespace {
+
+absl::Status DecodeRowOrError(absl::string_view record, const std::vector<FeatureSpec>& spec,
                               char* const* fixed_rows, std::string* const* var_values,
                               const DecodeContext& context) {
   absl::InlinedVector<FeatureView, 8> found(spec.size());
@@ -216,5 +253,7 @@ absl::Status DecodeExampleRow(absl::string_view record, const std::vector<Featur
   }
   return absl::OkStatus();
 }
+
+}  // namespace
 
 }  // namespace shardfeed

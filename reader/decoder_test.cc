@@ -159,6 +159,29 @@ TEST(DecodeExampleRow, DecoderErrorsKeepTheirCodeAndNameTheFeature) {
   }
 }
 
+// A record that fails names the file it was converted from when it carries
+// one (image-folder's image/filename, files' filename), so a bad image can
+// be found without mapping a shard offset back to it.
+TEST(DecodeExampleRow, ErrorsNameTheSourceFile) {
+  const std::vector<FeatureSpec> spec = Spec({{"image", "image,center_crop=8"}});
+  const std::string gif = "GIF89a", name = "ants/not-a-photo.gif";  // outlive Finish()
+  for (const char* key : {"image/filename", "filename"}) {
+    ExampleEncoder e;
+    e.AddBytes("image", gif);
+    e.AddBytes(key, name);
+    Rows rows(spec);
+    absl::Status s = DecodeExampleRow(e.Finish(), spec, rows.fixed.data(), rows.var_ptr.data());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find(std::string("(from ") + key + " 'ants/not-a-photo.gif')"),
+              std::string::npos) << s;
+  }
+  ExampleEncoder e;  // no file name: nothing added
+  e.AddBytes("image", gif);
+  Rows rows(spec);
+  absl::Status s = DecodeExampleRow(e.Finish(), spec, rows.fixed.data(), rows.var_ptr.data());
+  EXPECT_EQ(s.message().find("(from"), std::string::npos) << s;
+}
+
 // A decoded image is a fixed-shape uint8 HWC feature, so the fused transform
 // takes it (size from the decode spec) with the imagenet preset.
 TEST(DecodeSpecs, DecodedImagesTakeTheImagenetTransform) {

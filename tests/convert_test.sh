@@ -66,6 +66,21 @@ mkdir -p "$TMP/imgs/cat" && cp "$FX"/images/cifar10-jpg/cat/* "$TMP/imgs/cat/" &
 check "image-folder skips non-images" test "$("$SF" convert image-folder --input "$TMP/imgs" --output "$TMP/imgs-out" --json 2>/dev/null | json_get /dev/stdin "['skipped_inputs']")" = 1
 check "--strict makes it an error" test "$(exit_code "$SF" convert image-folder --input "$TMP/imgs" --output "$TMP/strict" --strict)" -eq 1
 check "strict error names the file" grep -q "notes.txt" "$TMP/last.err"
+# A truncated JPEG (its frame header cut off) is skipped with a warning like a
+# non-image, or a data error (exit 1) with --strict; a GIF is stored with a
+# warning that the decode stage cannot read it. (Old code: exit 2, whole run
+# aborted, no GIF warning.)
+mkdir -p "$TMP/broken/cat" && cp "$FX"/images/cifar10-jpg/cat/* "$TMP/broken/cat/"
+head -c 300 "$FX/images/hymenoptera/train/ants/0013035.jpg" >"$TMP/broken/cat/cut.jpg"
+printf 'GIF89a\001\000\001\000\000\000\000;' >"$TMP/broken/cat/tiny.gif"
+check "a truncated JPEG is skipped" test "$(exit_code "$SF" convert image-folder --input "$TMP/broken" --output "$TMP/broken-out" --json)" -eq 0
+check "... and counted" test "$(json_get "$TMP/last.out" "['skipped_inputs']")" = 1
+check "... with a warning naming it" grep -q "skipped .*cut.jpg: JPEG: no frame header" "$TMP/last.err"
+check "a GIF gets a decode warning" grep -q "1 GIF image is stored as it is.*tiny.gif" "$TMP/last.err"
+check "warnings are in --json too" python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; assert any("cut.jpg" in x for x in w) and any("GIF" in x for x in w), w' "$TMP/last.out"
+check "--strict: a truncated JPEG is a data error" test "$(exit_code "$SF" convert image-folder --input "$TMP/broken" --output "$TMP/broken-strict" --strict)" -eq 1
+check "... naming it" grep -q "cut.jpg: JPEG: no frame header.*(--strict)" "$TMP/last.err"
+check "... and leaving no output folder" test ! -e "$TMP/broken-strict"
 printf '%s,3\n%s,4\n' "$FX/images/cifar10-jpg/cat/$(ls "$FX/images/cifar10-jpg/cat" | head -1)" "$FX/mnist/t10k-labels-idx1-ubyte.gz" >"$TMP/list.csv"
 check "files from a list with labels" "$SF" convert files --input "@$TMP/list.csv" --output "$TMP/files" --quiet
 check "files records" test "$("$SF" cat --count "$TMP"/files/*.tfrecord | tail -1)" = "total 2"

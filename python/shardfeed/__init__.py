@@ -39,7 +39,7 @@ import warnings
 
 from . import _shardfeed
 from ._shardfeed import DataLossError, Error, InvalidArgumentError, NotFoundError, Tensor
-from .writer import Writer, merge, write_shards  # noqa: F401 (python/shardfeed/writer.py)
+from .writer import Writer, merge, parse_size, write_shards  # noqa: F401 (writer.py)
 
 __all__ = ["Loader", "Batch", "Tensor", "convert", "check", "rank_and_world_size",
            "Error", "DataLossError", "InvalidArgumentError", "NotFoundError"]
@@ -337,17 +337,30 @@ def convert(type, input, output, *, prefix="", shard_size=100_000_000, num_shard
             quality=90, task_index=None, task_count=None):
     """`shardfeed convert TYPE --input INPUT --output OUTPUT ...`; returns its --json report.
 
-    The keywords are the CLI's flags: shard_size below 100 kB needs
+    The keywords are the CLI's flags, with its ranges (shard_size: bytes or
+    "100MB"; seed: any integer, taken modulo 2**64); shard_size below 100 kB needs
     allow_small_shards=True; max_side/quality re-encode large images
     (image-folder); task_index/task_count write one task's share into
     OUTPUT/_parts for `shardfeed.merge(OUTPUT)` (None: from SLURM_ARRAY_TASK_ID
     / JOB_COMPLETION_INDEX when set, else one process).
     """
-    return json.loads(_shardfeed.convert(
-        type, os.fspath(input), os.fspath(output), prefix, int(shard_size), num_shards, shuffle,
-        seed, compression, threads, overwrite, strict, validation_from, allow_small_shards,
-        compression_level, max_side, quality, -1 if task_index is None else int(task_index),
-        -1 if task_count is None else int(task_count)))
+    def whole(name, value, lo, hi):  # the CLI's ranges, named by keyword
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise InvalidArgumentError(f"convert: {name}={value!r} must be an integer in "
+                                       f"[{lo}, {hi}]")
+        return value
+
+    report = json.loads(_shardfeed.convert(
+        type, os.fspath(input), os.fspath(output), prefix, parse_size(shard_size),
+        whole("num_shards", num_shards, 0, 99_999), bool(shuffle),
+        int(seed) % (1 << 64), compression, whole("threads", threads, 0, 1024), overwrite, strict,
+        validation_from, allow_small_shards, whole("compression_level", compression_level, -1, 9),
+        whole("max_side", max_side, 0, 65_535), whole("quality", quality, 1, 100),
+        -1 if task_index is None else whole("task_index", task_index, 0, 99_998),
+        -1 if task_count is None else whole("task_count", task_count, 1, 99_999)))
+    for w in report.get("warnings", []):  # what the CLI prints on stderr
+        warnings.warn(w, stacklevel=2)
+    return report
 
 
 def check(paths, *, raw=False, threads=0, salvage=None, overwrite=False):

@@ -63,3 +63,26 @@ def test_max_side_reencodes_large_images(tmp_path):
     assert sides and max(sides) <= 64
     with pytest.raises(ValueError, match="quality"):
         shardfeed.convert("image-folder", PHOTOS, tmp_path / "bad", max_side=64, quality=0)
+
+
+def test_sizes_and_ranges_as_the_cli(tmp_path):
+    report = shardfeed.convert("cifar10", CIFAR, tmp_path / "a", shard_size="50kB",
+                               allow_small_shards=True, seed=-1)  # the CLI takes --seed -1 too
+    assert report["shards"] > 1
+    for kwargs, name in [({"shard_size": -5}, "size"), ({"threads": -3}, "threads"),
+                         ({"num_shards": -1}, "num_shards"), ({"compression_level": 10},
+                                                              "compression_level")]:
+        with pytest.raises(ValueError, match=name):
+            shardfeed.convert("cifar10", CIFAR, tmp_path / "bad", **kwargs)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_skipped_files_are_python_warnings(tmp_path):
+    src = tmp_path / "in" / "cat"
+    src.mkdir(parents=True)
+    for p in sorted(PHOTOS.glob("train/ants/*.jpg"))[:2]:
+        (src / p.name).write_bytes(p.read_bytes())
+    (src / "notes.txt").write_text("not an image")
+    with pytest.warns(UserWarning, match="notes.txt"):
+        report = shardfeed.convert("image-folder", tmp_path / "in", tmp_path / "out")
+    assert report["skipped_inputs"] == 1 and report["records"] == 2
