@@ -57,6 +57,10 @@ printf '\x00' | dd of="$f" bs=1 seek=5000 conv=notrunc 2>/dev/null
 check "corrupt shard: exit 1" test "$rc" -eq 1
 check "corrupt shard: file and offset" grep -q "$(basename "$f"):3175: corrupted record: data CRC mismatch" "$TMP/err"
 check "skip-corrupt: one record skipped" grep -q "^records      499 in .* (1 skipped)" <<<"$("$SF" bench "$TMP/bad" --skip-corrupt)"
+# --json: a data error is a JSON document on stdout too (old code: nothing).
+"$SF" bench "$TMP/bad" --json >"$TMP/out.json" 2>/dev/null; rc=$?
+check "corrupt shard, --json: exit 1" test "$rc" -eq 1
+check "corrupt shard, --json: an error document" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is False and d["code"] == "DATA_LOSS" and ":3175: corrupted record" in d["error"], d' "$TMP/out.json"
 check "--help" grep -q "^Usage: shardfeed bench" <<<"$("$SF" bench --help)"
 echo "bench_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
