@@ -199,5 +199,22 @@ TEST(DecodeSpecs, DecodedImagesTakeTheImagenetTransform) {
   EXPECT_EQ(transforms[0].transform.channels, 3);
 }
 
+// The two ways users get the transform wrong say what to write instead
+// (old messages: "bad image shape 0x0x0", "3 means for 224 channels").
+TEST(DecodeSpecs, TransformMistakesSayWhatToWrite) {
+  std::vector<FeatureTransform> transforms = {*ParseTransform("image=hwc,float16,imagenet")};
+  std::vector<int> transform_of;
+  absl::Status s = ResolveTransforms(*ParseSpec("image:bytes"), &transforms, &transform_of);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("decode them first, e.g. decode={'image': 'image,"), std::string::npos)
+      << s;
+  transforms = {*ParseTransform("image=chw,float16,imagenet")};
+  s = ResolveTransforms(Spec({{"image", "image,resize=256,center_crop=224"}}), &transforms,
+                        &transform_of);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("decoded images are HWC uint8 [H, W, 3]: write 'hwc,...'"),
+            std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace shardfeed

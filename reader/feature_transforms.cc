@@ -33,6 +33,20 @@ absl::Status ResolveTransforms(const std::vector<FeatureSpec>& features,
           absl::StrCat("transform of '", ft.feature, "': no such feature in the spec"));
     }
     const FeatureSpec& spec = features[f];
+    if (spec.variable_length || spec.dtype != DType::kUint8) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "transform of '", ft.feature, "': needs a fixed-shape uint8 feature, not ",
+          spec.variable_length ? "variable-length bytes" : DTypeName(spec.dtype),
+          spec.variable_length && spec.dtype == DType::kUint8
+              ? absl::StrCat(" (encoded images: decode them first, e.g. decode={'", ft.feature,
+                             "': 'image,random_resized_crop=224,flip'})")
+              : ""));
+    }
+    if (spec.decode.kind == DecodeKind::kImage && t.layout == gpu::ImageLayout::kCHW) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "transform of '", ft.feature, "': decoded images are HWC uint8 [H, W, 3]: write 'hwc,...' "
+          "(the output is NCHW either way)"));
+    }
     if (t.channels == 0 && t.height == 0 && t.width == 0 && spec.shape.size() == 3) {
       const bool chw = t.layout == gpu::ImageLayout::kCHW;
       t.channels = static_cast<int>(chw ? spec.shape[0] : spec.shape[2]);
@@ -41,11 +55,6 @@ absl::Status ResolveTransforms(const std::vector<FeatureSpec>& features,
     }
     if (absl::Status s = t.Validate(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("feature '", ft.feature, "': ", s.message()));
-    }
-    if (spec.variable_length || spec.dtype != DType::kUint8) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "transform of '", ft.feature, "': needs a fixed-shape uint8 feature, not ",
-          spec.variable_length ? "variable-length bytes" : DTypeName(spec.dtype)));
     }
     const std::vector<int64_t> want =
         t.layout == gpu::ImageLayout::kCHW
