@@ -58,7 +58,23 @@ absl::Status ParseImageOption(const std::string& text, absl::string_view key,
              s->scale_max <= 1) {
   } else if (key == "ratio" && ParseRange(value, &s->ratio_min, &s->ratio_max)) {
   } else {
-    return Bad(text, absl::StrCat("bad image option '", key, has_value ? "=" : "", value, "'"));
+    std::string want;
+    if (key == "random_resized_crop" || key == "center_crop" || key == "resize") {
+      want = absl::StrCat("S or WxH, sizes 1..", kMaxSide);
+    } else if (key == "scale") {
+      want = "MIN:MAX, 0 < MIN <= MAX <= 1";
+    } else if (key == "ratio") {
+      want = "MIN:MAX, 0 < MIN <= MAX";
+    } else if (key == "format") {
+      want = "jpeg or png";
+    } else if (key == "flip" || key == "no_dct_scaling") {
+      want = "no value";
+    } else {
+      want = "options: random_resized_crop=, resize=, center_crop=, flip, scale=, ratio=, "
+             "format=, no_dct_scaling, optional";
+    }
+    return Bad(text, absl::StrCat("bad image option '", key, has_value ? "=" : "", value, "' (",
+                                  want, ")"));
   }
   return absl::OkStatus();
 }

@@ -62,5 +62,18 @@ TEST(ParseDecodeSpec, RejectsWhatCannotBeAFixedShape) {
   }
 }
 
+// A bad option's error says what the option takes.
+TEST(ParseDecodeSpec, ErrorsSayWhatAnOptionTakes) {
+  for (auto [bad, want] : {std::pair{"image,random_resized_crop=99999", "S or WxH, sizes 1..16384"},
+                           std::pair{"image,resize=-1,center_crop=8", "S or WxH"},
+                           std::pair{"image,center_crop=8,scale=0.5:2", "0 < MIN <= MAX <= 1"},
+                           std::pair{"image,center_crop=8,format=gif", "jpeg or png"},
+                           std::pair{"image,center_crop=8,sharpen", "options: random_resized_crop="}}) {
+    absl::StatusOr<DecodeSpec> s = ParseDecodeSpec(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find(want), std::string::npos) << s.status();
+  }
+}
+
 }  // namespace
 }  // namespace shardfeed
