@@ -222,9 +222,17 @@ absl::Status Problems(const std::string& dir, const std::vector<std::string>& pr
 
 absl::StatusOr<MergeSummary> Merge(const std::string& dir, const MergeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  if (!PathExists(dir)) {
+    return absl::NotFoundError(absl::StrCat(dir, ": no such folder (give the OUTPUT the tasks "
+                                            "wrote to)"));
+  }
   if (PathExists(absl::StrCat(dir, "/manifest.json"))) {
     return absl::AlreadyExistsError(
         absl::StrCat(dir, " already holds a merged dataset (manifest.json)"));
+  }
+  if (!PathExists(PartsDir(dir))) {
+    return absl::NotFoundError(absl::StrCat(dir, ": no task parts (", PartsDir(dir),
+                                            " is missing): run the conversion tasks first"));
   }
   std::vector<std::string> problems;
   std::vector<std::optional<TaskPart>> parts = ReadParts(dir, &problems);

@@ -86,3 +86,10 @@ def test_skipped_files_are_python_warnings(tmp_path):
     with pytest.warns(UserWarning, match="notes.txt"):
         report = shardfeed.convert("image-folder", tmp_path / "in", tmp_path / "out")
     assert report["skipped_inputs"] == 1 and report["records"] == 2
+
+
+def test_merge_of_a_missing_folder_is_not_found(tmp_path):
+    with pytest.raises(shardfeed.NotFoundError, match="no such folder"):
+        shardfeed.merge(tmp_path / "nowhere")
+    with pytest.raises(shardfeed.NotFoundError, match="no task parts"):
+        shardfeed.merge(tmp_path)
