@@ -238,11 +238,21 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
 
   ASSIGN_OR_RETURN(std::vector<std::string> previous,
                    PreviousDatasetToReplace(o.output_dir, layout.prefixes, o.overwrite));
+  // A folder this run creates is removed again if the run fails (rmdir: only
+  // when empty, so nothing but our own removed temporaries can go with it).
+  struct RemoveIfCreatedAndEmpty {
+    std::string dir;
+    bool armed;
+    ~RemoveIfCreatedAndEmpty() {
+      if (armed) ::rmdir(dir.c_str());
+    }
+  } created{o.output_dir, !PathExists(o.output_dir)};
   RETURN_IF_ERROR(MakeDirs(o.output_dir));
   ASSIGN_OR_RETURN(std::vector<std::string> leftovers,
                    RemoveConvertLeftovers(o.output_dir, layout.prefixes));
 
-  // On any failure, the temporaries written so far are removed.
+  // On any failure, the temporaries written so far are removed (before the
+  // folder, declared above).
   PendingShards shards;
   ConvertProgress progress;
   progress.records_total = layout.total;
@@ -278,6 +288,7 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   }
   RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.output_dir, "/manifest.json"),
                                       ManifestToJson(m)));
+  created.armed = false;
   ConvertSummary summary;
   summary.manifest = std::move(m);
   summary.warnings = source->warnings();

@@ -81,6 +81,17 @@ check "warnings are in --json too" python3 -c 'import json,sys; w=json.load(open
 check "--strict: a truncated JPEG is a data error" test "$(exit_code "$SF" convert image-folder --input "$TMP/broken" --output "$TMP/broken-strict" --strict)" -eq 1
 check "... naming it" grep -q "cut.jpg: JPEG: no frame header.*(--strict)" "$TMP/last.err"
 check "... and leaving no output folder" test ! -e "$TMP/broken-strict"
+# A broken header found only while writing (a JPEG whose frame header lies
+# beyond the first 4 KB, cut short): DATA_LOSS, exit 1, and the folder this
+# run created is gone again (old code: exit 2 and an empty folder left).
+mkdir -p "$TMP/late/cat" && cp "$FX"/images/cifar10-jpg/cat/* "$TMP/late/cat/"
+python3 -c 'import struct,sys; open(sys.argv[1],"wb").write(b"\xff\xd8\xff\xe1" + struct.pack(">H", 6002) + b"E" * 6000 + b"\xff")' "$TMP/late/cat/exif_cut.jpg"
+check "a header broken past 4 KB: exit 1" test "$(exit_code "$SF" convert image-folder --input "$TMP/late" --output "$TMP/late-out")" -eq 1
+check "... naming the file" grep -q "exif_cut.jpg: JPEG: no frame header" "$TMP/last.err"
+check "... and removing the folder it created" test ! -e "$TMP/late-out"
+mkdir -p "$TMP/late-mine" && echo mine >"$TMP/late-mine/keep.txt"
+exit_code "$SF" convert image-folder --input "$TMP/late" --output "$TMP/late-mine" >/dev/null
+check "... but never a folder it did not create" test "$(cat "$TMP/late-mine/keep.txt")" = mine
 printf '%s,3\n%s,4\n' "$FX/images/cifar10-jpg/cat/$(ls "$FX/images/cifar10-jpg/cat" | head -1)" "$FX/mnist/t10k-labels-idx1-ubyte.gz" >"$TMP/list.csv"
 check "files from a list with labels" "$SF" convert files --input "@$TMP/list.csv" --output "$TMP/files" --quiet
 check "files records" test "$("$SF" cat --count "$TMP"/files/*.tfrecord | tail -1)" = "total 2"
