@@ -58,7 +58,9 @@ TEST(ParseDecodeSpec, RejectsWhatCannotBeAFixedShape) {
                           "image,random_resized_crop=99999", "image,center_crop=224,format=gif"}) {
     absl::StatusOr<DecodeSpec> s = ParseDecodeSpec(bad);
     EXPECT_FALSE(s.ok()) << bad;
-    if (!s.ok()) EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    if (!s.ok()) {
+      EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    }
   }
 }
 
