@@ -31,6 +31,7 @@
 #include "converter/example_encoder.h"
 #include "converter/merge.h"
 #include "converter/schema_fold.h"
+#include "converter/source.h"
 #include "python/writer_binding.h"
 
 namespace py = pybind11;
@@ -49,15 +50,10 @@ void (*g_raise)(const absl::Status&) = nullptr;
   Fail(absl::InvalidArgumentError(absl::StrCat("feature '", name, "': ", what)));
 }
 
+// A feature as the writer saw it (no description): the sources' MakeFeature.
 FeatureSchema Seen(const std::string& name, const char* kind, int64_t length,
                    const std::string& dtype = "", std::vector<int64_t> shape = {}) {
-  FeatureSchema f;
-  f.set_name(name);
-  f.set_kind(kind);
-  f.set_length(length);
-  f.set_dtype(dtype);
-  for (int64_t d : shape) f.add_shape(d);
-  return f;
+  return MakeFeature(name, kind, length, /*description=*/"", dtype, std::move(shape));
 }
 
 // Values built while encoding one record, referenced by the encoder until
