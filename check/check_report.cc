@@ -11,15 +11,13 @@
 namespace shardfeed {
 namespace {
 
-std::string Quoted(absl::string_view s) { return JsonQuoted(s); }
-
 std::string ProblemsToJson(const std::vector<CheckProblem>& list) {
   std::string out;
   for (const auto& p : list) {
     absl::StrAppend(&out, out.empty() ? "" : ",",
                     absl::StrFormat(R"({"file":%s,"offset":%d,"what":%s,"line":%s})",
-                                    Quoted(p.file), p.offset, Quoted(p.what),
-                                    Quoted(FormatProblem(p))));
+                                    JsonQuoted(p.file), p.offset, JsonQuoted(p.what),
+                                    JsonQuoted(FormatProblem(p))));
   }
   return out;
 }
@@ -35,14 +33,14 @@ std::string SchemasToJson(const std::vector<SchemaReport>& schemas) {
           &features, features.empty() ? "" : ",",
           absl::StrFormat(
               R"({"name":%s,"kind":%s,"length":%d,"optional":%s,"dtype":%s,"shape":[%s],"description":%s})",
-              Quoted(f.name()), Quoted(f.kind()), f.length(), f.optional() ? "true" : "false",
-              Quoted(f.dtype()), shape, Quoted(f.description())));
+              JsonQuoted(f.name()), JsonQuoted(f.kind()), f.length(), f.optional() ? "true" : "false",
+              JsonQuoted(f.dtype()), shape, JsonQuoted(f.description())));
     }
     std::vector<std::string> lists;
-    for (const auto& k : s.feature_lists) lists.push_back(Quoted(k));
+    for (const auto& k : s.feature_lists) lists.push_back(JsonQuoted(k));
     absl::StrAppend(&out, out.empty() ? "" : ",",
                     absl::StrFormat(R"({"source":%s,"inferred":%s,"features":[%s],"feature_lists":[%s]})",
-                                    Quoted(s.source), s.inferred ? "true" : "false", features,
+                                    JsonQuoted(s.source), s.inferred ? "true" : "false", features,
                                     absl::StrJoin(lists, ",")));
   }
   return out;
@@ -66,21 +64,21 @@ std::string ReportToJson(const CheckReport& r) {
       }
       salvage = absl::StrFormat(
           R"({"output":%s,"records_kept":%d,"records_dropped":%d,"regions_dropped":%d,"dropped_ranges":[%s]})",
-          Quoted(s.salvage.output), s.salvage.records_kept, s.salvage.records_dropped,
+          JsonQuoted(s.salvage.output), s.salvage.records_kept, s.salvage.records_dropped,
           s.salvage.regions_dropped, ranges);
     }
     absl::StrAppend(
         &shards, shards.empty() ? "" : ",",
         absl::StrFormat(R"({"file":%s,"records":%d,"bytes":%d,"damaged":%s,"empty":%s,"salvage":%s})",
-                        Quoted(s.path), s.records, s.bytes, s.damaged ? "true" : "false",
+                        JsonQuoted(s.path), s.records, s.bytes, s.damaged ? "true" : "false",
                         s.empty ? "true" : "false", salvage));
   }
   std::vector<std::string> leftovers;
-  for (const auto& f : r.leftovers) leftovers.push_back(Quoted(f));
+  for (const auto& f : r.leftovers) leftovers.push_back(JsonQuoted(f));
   return absl::StrFormat(
       R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":%s,"problems":[%s],"notes":[%s],"schemas":[%s],"shard_results":[%s],"leftovers":[%s]})",
       r.problems.empty() ? "true" : "false", r.shards.size(), r.records, r.bytes, r.seconds,
-      r.bytes / 1e6 / std::max(r.seconds, 1e-9), Quoted(r.manifest), ProblemsToJson(r.problems),
+      r.bytes / 1e6 / std::max(r.seconds, 1e-9), JsonQuoted(r.manifest), ProblemsToJson(r.problems),
       ProblemsToJson(r.notes), SchemasToJson(r.schemas), shards, absl::StrJoin(leftovers, ","));
 }
 

@@ -182,14 +182,7 @@ int RunBench(int argc, char** argv) {
                                     "--fingerprint covers the decoded records: drop --transform"));
   }
   // From here on, with --json a failure is also a JSON document on stdout.
-  auto fail = [json](const absl::Status& s) {
-    if (json) {
-      std::printf("{\"ok\":false,\"code\":%s,\"error\":%s}\n",
-                  JsonQuoted(absl::StatusCodeToString(s.code())).c_str(),
-                  JsonQuoted(s.message()).c_str());
-    }
-    return ReportError("bench", s);
-  };
+  auto fail = [json](const absl::Status& s) { return ReportError("bench", s, json); };
   auto ds = Dataset::Open(paths, split);
   if (!ds.ok()) return fail(ds.status());
   for (const std::string& n : ds->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
@@ -241,12 +234,12 @@ int RunBench(int argc, char** argv) {
   const std::string verdict = Verdict(s, o);
   if (json) {
     std::printf("%s", absl::StrFormat(
-        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"cpu_us_per_record":%.3f,"path":"%s","verdict":"%s")",
+        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"cpu_us_per_record":%.3f,"path":%s,"verdict":%s)",
         s.records, s.batches, s.bytes, wall, s.records / wall, s.bytes / wall / 1e6,
         s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds, s.wait_seconds,
         s.mean_ready_slots, s.skipped_records, (*loader)->device(), PeakRssMb(), s.cache_bytes,
         s.cache_load_seconds, s.transform_seconds, first_batch_s, RssAnonMb(), cpu_us_per_record,
-        (*loader)->path_note(), verdict).c_str());
+        JsonQuoted((*loader)->path_note()), JsonQuoted(verdict)).c_str());
     if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
     std::printf("}\n");
     return kExitOk;

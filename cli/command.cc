@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "record/json_text.h"
+
 namespace shardfeed::cli {
 
 int ExitCodeFor(const absl::Status& status) {
@@ -14,6 +16,15 @@ int ReportError(const std::string& command, const absl::Status& status) {
   std::fprintf(stderr, "shardfeed %s: %s\n", command.c_str(),
                std::string(status.message()).c_str());
   return ExitCodeFor(status);
+}
+
+int ReportError(const std::string& command, const absl::Status& status, bool json) {
+  if (json) {
+    std::printf("{\"ok\":false,\"code\":%s,\"error\":%s}\n",
+                JsonQuoted(absl::StatusCodeToString(status.code())).c_str(),
+                JsonQuoted(status.message()).c_str());
+  }
+  return ReportError(command, status);
 }
 
 }  // namespace shardfeed::cli

@@ -21,6 +21,10 @@ int ExitCodeFor(const absl::Status& status);
 // Prints "shardfeed COMMAND: MESSAGE" to stderr; returns ExitCodeFor(status).
 int ReportError(const std::string& command, const absl::Status& status);
 
+// ReportError, and with --json (json) also {"ok":false,"code":"DATA_LOSS",
+// "error":"..."} on stdout, so scripts parsing stdout see the failure.
+int ReportError(const std::string& command, const absl::Status& status, bool json);
+
 // Each takes the arguments after the subcommand name.
 int RunBench(int argc, char** argv);
 int RunCat(int argc, char** argv);

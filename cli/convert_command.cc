@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -127,13 +126,7 @@ int RunConvert(int argc, char** argv) {
   };
   auto summary = Convert(o);
   line.Finish();
-  if (!summary.ok()) {
-    if (json) {
-      std::printf("{\"ok\":false,\"error\":\"%s\"}\n",
-                  absl::CEscape(summary.status().message()).c_str());
-    }
-    return ReportError("convert", summary.status());
-  }
+  if (!summary.ok()) return ReportError("convert", summary.status(), json);
   if (!quiet && o.task_count > 0) {
     const Manifest& m = summary->manifest;
     std::fprintf(stderr, "task %d of %d: wrote %d shards (%lld records, %s) in %s in %.2fs\n",

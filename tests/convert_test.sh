@@ -124,6 +124,10 @@ check "unreadable batch error" grep -q "data_batch_4.bin: is a directory" "$TMP/
 check "missing input exits 2" test "$(exit_code "$SF" convert mnist --input "$TMP/nope" --output "$TMP/out7")" -eq 2
 check "unknown type exits 2" test "$(exit_code "$SF" convert imagenet --input x --output y)" -eq 2
 check "--json error" grep -q '"ok":false' <<<"$("$SF" convert mnist --input "$TMP/nope" --output "$TMP/out7" --json 2>/dev/null)"
+# The error document is JSON whatever the message holds (old code C-escaped
+# it: a ' in a path came out as \', which no JSON parser reads).
+"$SF" convert mnist --input "$TMP/it's gone" --output "$TMP/out7" --json >"$TMP/err.json" 2>/dev/null
+check "--json error is JSON" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is False and "it'"'"'s gone" in d["error"] and d["code"], d' "$TMP/err.json"
 
 long="$(printf 'p%.0s' $(seq 240))"
 check "a shard that cannot be created exits 2" test "$(exit_code "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/long" --prefix "$long")" -eq 2
