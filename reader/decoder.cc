@@ -169,10 +169,6 @@ absl::Status DecodeFeature(const FeatureView& v, const FeatureSpec& f, char* row
   return DecodeNumbers<float>(v, f, 5, reinterpret_cast<float*>(row), fixed32, fixed32, length);
 }
 
-}  // namespace
-
-namespace {
-
 // The source file a record came from, as the converters store it
 // ("image/filename" for image-folder, "filename" for files): " (from
 // image/filename 'ants/x.gif')", or "" when the record has neither. Walked
@@ -190,22 +186,6 @@ std::string SourceNameOf(absl::string_view record) {
   }).IgnoreError();
   return hint;
 }
-
-absl::Status DecodeRowOrError(absl::string_view record, const std::vector<FeatureSpec>& spec,
-                              char* const* fixed_rows, std::string* const* var_values,
-                              const DecodeContext& context);
-
-}  // namespace
-
-absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
-                              char* const* fixed_rows, std::string* const* var_values,
-                              const DecodeContext& context) {
-  absl::Status s = DecodeRowOrError(record, spec, fixed_rows, var_values, context);
-  if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(), SourceNameOf(record)));
-}
-
-namespace {
 
 absl::Status DecodeRowOrError(absl::string_view record, const std::vector<FeatureSpec>& spec,
                               char* const* fixed_rows, std::string* const* var_values,
@@ -255,5 +235,13 @@ absl::Status DecodeRowOrError(absl::string_view record, const std::vector<Featur
 }
 
 }  // namespace
+
+absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
+                              char* const* fixed_rows, std::string* const* var_values,
+                              const DecodeContext& context) {
+  absl::Status s = DecodeRowOrError(record, spec, fixed_rows, var_values, context);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), SourceNameOf(record)));
+}
 
 }  // namespace shardfeed
