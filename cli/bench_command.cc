@@ -1,8 +1,5 @@
 // shardfeed bench: runs the reader pipeline on a dataset and reports where
 // the time goes.
-#include <sys/resource.h>
-#include <time.h>
-
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/process_stats.h"
 #include "cli/progress.h"
 #include "reader/dataset.h"
 #include "reader/feature_transforms.h"
@@ -24,43 +22,6 @@ namespace {
 // Beyond these, a batch or shuffle buffer only exhausts memory.
 constexpr int64_t kMaxBatchSize = 1 << 20;
 constexpr int64_t kMaxShuffleBuffer = 1 << 24;
-
-// Peak resident set size of this process, in MB (ru_maxrss is in KiB).
-struct CpuAndWall {
-  double cpu = 0;   // user + system seconds of this process
-  double wall = 0;  // monotonic seconds
-};
-
-CpuAndWall CpuAndWallNow() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  CpuAndWall t;
-  t.cpu = u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  t.wall = ts.tv_sec + ts.tv_nsec / 1e9;
-  return t;
-}
-
-// Anonymous resident memory now (RssAnon: not counting mapped file pages of
-// the page cache), in MB; 0 where /proc is absent.
-double RssAnonMb() {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return 0;
-  char line[256];
-  double kb = 0;
-  while (std::fgets(line, sizeof(line), f) != nullptr) {
-    if (std::sscanf(line, "RssAnon: %lf kB", &kb) == 1) break;
-  }
-  std::fclose(f);
-  return kb / 1024.0;
-}
-
-double PeakRssMb() {
-  struct rusage u;
-  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
-  return u.ru_maxrss / 1024.0;
-}
 
 std::string Verdict(const LoaderStats& s, const LoaderOptions& o) {
   const double wall = std::max(s.wall_seconds, 1e-9);
@@ -198,6 +159,7 @@ int RunBench(int argc, char** argv) {
   const double created = CpuAndWallNow().wall;
   auto loader = Loader::Create(*std::move(ds), o);
   if (!loader.ok()) return fail(loader.status());
+  const double startup_s = SecondsSinceProcessStart();
   std::fprintf(stderr, "note: reading path: %s\n", (*loader)->path_note().c_str());
   double first_batch_s = -1;
   if (!(*loader)->device_note().empty()) {
@@ -210,13 +172,14 @@ int RunBench(int argc, char** argv) {
   ProgressLine line;
   Fingerprint fp;
   const int64_t total = epochs > 0 ? epochs * (*loader)->batches_per_epoch() : 0;
-  std::vector<char> host_copy;
+  int64_t delivered_bytes = 0;  // of the batches' tensors
   for (;;) {
     if (Interrupted()) break;
     auto b = (*loader)->Next();
     if (absl::IsOutOfRange(b.status())) break;
     if (!b.ok()) return fail(b.status());
     if (first_batch_s < 0) first_batch_s = CpuAndWallNow().wall - created;
+    for (const Tensor& t : b->tensors()) delivered_bytes += static_cast<int64_t>(t.bytes);
     if (fingerprint) {
       if ((*loader)->device() >= 0) {
         return ReportError("bench", absl::InvalidArgumentError(
@@ -228,34 +191,55 @@ int RunBench(int argc, char** argv) {
     line.Update("bench", s.batches, total, s.bytes, "batches");
   }
   line.Finish();
+  // The loader's own clock runs from its creation to the last batch; the
+  // user's stopwatch also counts start-up, opening the dataset, mapping the
+  // shards, starting threads, and the teardown after the last batch.
+  const double since_start = std::max(SecondsSinceProcessStart(), 1e-9);
   const LoaderStats s = (*loader)->stats();
   const double wall = std::max(s.wall_seconds, 1e-9);
   const double cpu_us_per_record = s.records > 0 ? CpuAndWallNow().cpu * 1e6 / s.records : 0;
+  const double peak_rss_mb = PeakRssMb(), rss_anon_mb = RssAnonMb();
   const std::string verdict = Verdict(s, o);
+  const std::string path_note = (*loader)->path_note();
+  const int loader_device = (*loader)->device();
+  const double teardown0 = CpuAndWallNow().wall;
+  loader->reset();  // joins the threads, unmaps the shards, frees the ring
+  const double teardown_s = CpuAndWallNow().wall - teardown0;
+  const double process_cpu_s = CpuAndWallNow().cpu;
+  // Served from a resident table, batches read no record bytes after the
+  // table's load: their MB/s is that of the batches delivered.
+  const bool from_batches = s.bytes == 0 && delivered_bytes > 0;
+  const double mb_per_s = (from_batches ? delivered_bytes : s.bytes) / wall / 1e6;
   if (json) {
     std::printf("%s", absl::StrFormat(
-        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"cpu_us_per_record":%.3f,"path":%s,"verdict":%s)",
-        s.records, s.batches, s.bytes, wall, s.records / wall, s.bytes / wall / 1e6,
-        s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds, s.wait_seconds,
-        s.mean_ready_slots, s.skipped_records, (*loader)->device(), PeakRssMb(), s.cache_bytes,
-        s.cache_load_seconds, s.transform_seconds, first_batch_s, RssAnonMb(), cpu_us_per_record,
-        JsonQuoted((*loader)->path_note()), JsonQuoted(verdict)).c_str());
+        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"mb_per_s_of":%s,"batch_bytes":%d,"batch_mb_per_s":%.1f,"process_seconds":%.4f,"process_records_per_s":%.1f,"startup_s":%.4f,"teardown_s":%.4f,"process_cpu_s":%.3f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"cpu_us_per_record":%.3f,"path":%s,"verdict":%s)",
+        s.records, s.batches, s.bytes, wall, s.records / wall, mb_per_s,
+        from_batches ? "\"batches\"" : "\"records read\"", delivered_bytes,
+        delivered_bytes / wall / 1e6, since_start, s.records / since_start, startup_s, teardown_s,
+        process_cpu_s, s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds,
+        s.wait_seconds, s.mean_ready_slots, s.skipped_records, loader_device, peak_rss_mb,
+        s.cache_bytes, s.cache_load_seconds, s.transform_seconds, first_batch_s, rss_anon_mb,
+        cpu_us_per_record, JsonQuoted(path_note), JsonQuoted(verdict)).c_str());
     if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
     std::printf("}\n");
     return kExitOk;
   }
   std::printf("records      %lld in %lld batches (%lld skipped)\n", static_cast<long long>(s.records),
               static_cast<long long>(s.batches), static_cast<long long>(s.skipped_records));
-  std::printf("throughput   %.0f records/s, %.1f MB/s over %.2f s; first batch after %.3f s; "
-              "%.2f us CPU per record\n",
-              s.records / wall, s.bytes / wall / 1e6, wall, first_batch_s, cpu_us_per_record);
+  std::printf("throughput   %.0f records/s, %.1f MB/s%s over %.2f s (the loader's clock: its "
+              "creation to the last batch); first batch after %.3f s; %.2f us CPU per record\n",
+              s.records / wall, mb_per_s, from_batches ? " of batches (resident cache)" : "", wall,
+              first_batch_s, cpu_us_per_record);
+  std::printf("whole run    %.0f records/s over %.2f s since the process started (start-up "
+              "%.3f s: opening, mapping, threads; compare this with dd); teardown %.3f s\n",
+              s.records / since_start, since_start, startup_s, teardown_s);
   std::printf("busy time    read %.2fs, crc %.2fs (%d I/O threads), decode %.2fs (%d threads), "
               "copy %.2fs%s\n",
               s.read_seconds, s.crc_seconds, o.io_threads, s.decode_seconds, o.decode_threads,
-              s.copy_seconds, (*loader)->device() < 0 ? " (host memory: no copies)" : "");
+              s.copy_seconds, loader_device < 0 ? " (host memory: no copies)" : "");
   std::printf("consumer     waited %.2fs for batches; ring occupancy %.2f of %d slots\n",
               s.wait_seconds, s.mean_ready_slots, o.prefetch);
-  std::printf("memory       peak RSS %.1f MB (anonymous now %.1f MB)", PeakRssMb(), RssAnonMb());
+  std::printf("memory       peak RSS %.1f MB (anonymous %.1f MB)", peak_rss_mb, rss_anon_mb);
   if (s.cache_bytes > 0) {
     std::printf("; resident table %.1f MB, loaded in %.2fs", s.cache_bytes / 1e6,
                 s.cache_load_seconds);
