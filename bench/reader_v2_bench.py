@@ -19,7 +19,7 @@ machine's load) for the headline configuration.
 
 Usage: reader_v2_bench.py --shardfeed BIN --work DIR [--repeats 5]
        [--sections cifar,rows,memory] [--baseline BIN] [--callgrind]
-       [--markdown FILE]
+       [--only WORDS] [--markdown FILE]
 """
 import argparse
 import glob
@@ -97,6 +97,8 @@ def cifar_rows(a, binaries):
         ("streaming (v1 design, shuffle buffer 10,000), 3 epochs", 3, ["--streaming"]),
     ]
     for label, epochs, flags in configs:
+        if a.only and not any(k in label for k in a.only.split("|")):
+            continue
         for tag, binary in binaries:
             rows.append(Row(label + tag, bench_cmd(binary, ds, epochs,
                                                    ["--split", "train", "--spec", CIFAR_SPEC] + flags),
@@ -118,6 +120,8 @@ def rows_rows(a, binaries):
                ("planned, in order, 2 threads", ["--no-shuffle"]),
                ("streaming (v1 design)", ["--streaming"])]
     for label, flags in configs:
+        if a.only and not any(k in label for k in a.only.split("|")):
+            continue
         for tag, binary in binaries:
             rows.append(Row(label + tag, bench_cmd(binary, ds, 3, ["--spec", ROWS_SPEC] + flags),
                             records, 3, group="3"))
@@ -234,6 +238,8 @@ def main():
     p.add_argument("--sections", default="cifar,rows,memory")
     p.add_argument("--baseline", default="", help="a second shardfeed binary (A/B in one run)")
     p.add_argument("--callgrind", action="store_true")
+    p.add_argument("--only", default="", help="rows whose label holds one of these words "
+                   "(separated by |, e.g. 'global shuffle|in order')")
     p.add_argument("--markdown", default="", help="also write the tables to this file")
     a = p.parse_args()
     binaries = [("", os.path.abspath(a.shardfeed))]
