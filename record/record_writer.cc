@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -132,22 +133,34 @@ void RecordWriter::FoldRecord(const char* header, uint32_t data_crc, uint64_t le
 }
 
 absl::Status RecordWriter::Emit(absl::string_view bytes) {
-  if (buffer_.size() + bytes.size() > options_.buffer_size) {
-    RETURN_IF_ERROR(FlushBuffer());
-    if (bytes.size() >= options_.buffer_size) {
-      // Large records go straight through, without a copy into the buffer.
-      if (deflater_) return deflater_->Run(bytes, Z_NO_FLUSH, file_.get());
-      return file_->Append(bytes);
+  const size_t period = std::max<size_t>(options_.buffer_size, 1);
+  while (!bytes.empty()) {
+    if (buffer_.empty() && streamed_ % period == 0 && bytes.size() >= period) {
+      // Whole periods of a large record go straight through, without a copy.
+      const size_t n = bytes.size() - bytes.size() % period;
+      RETURN_IF_ERROR(Write(bytes.substr(0, n)));
+      bytes.remove_prefix(n);
+      continue;
     }
+    // Up to the next multiple of `period` in the stream: a record may span
+    // two writes.
+    const size_t room = period - (streamed_ + buffer_.size()) % period;
+    const size_t take = std::min(room, bytes.size());
+    buffer_.append(bytes.data(), take);
+    bytes.remove_prefix(take);
+    if (take == room) RETURN_IF_ERROR(FlushBuffer());
   }
-  buffer_.append(bytes.data(), bytes.size());
   return absl::OkStatus();
+}
+
+absl::Status RecordWriter::Write(absl::string_view bytes) {
+  streamed_ += bytes.size();
+  return deflater_ ? deflater_->Run(bytes, Z_NO_FLUSH, file_.get()) : file_->Append(bytes);
 }
 
 absl::Status RecordWriter::FlushBuffer() {
   if (buffer_.empty()) return absl::OkStatus();
-  absl::Status s = deflater_ ? deflater_->Run(buffer_, Z_NO_FLUSH, file_.get())
-                             : file_->Append(buffer_);
+  absl::Status s = Write(buffer_);
   buffer_.clear();
   return s;
 }

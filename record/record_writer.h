@@ -32,8 +32,11 @@ struct RecordWriterOptions {
   Compression compression = Compression::kNone;
   // zlib level 0..9, or -1 for zlib's default (6). Default: -1.
   int compression_level = -1;
-  // Bytes buffered before each write(2). Default: 1 MiB.
-  size_t buffer_size = 1 << 20;
+  // Bytes per write(2): every write but the last ends at a multiple of this
+  // in the (uncompressed) stream. 2 MiB leaves the page cache holding the
+  // file in 2 MiB folios, which readers that map it (the loader's shuffled
+  // path) get as huge pages: fewer TLB misses, a cheaper unmap. Default: 2 MiB.
+  size_t buffer_size = 2 << 20;
   // Replace an existing file at `path`. Default: false.
   bool overwrite = false;
 };
@@ -72,6 +75,7 @@ class RecordWriter {
                const RecordWriterOptions& options);
   absl::Status Emit(absl::string_view bytes);
   absl::Status FlushBuffer();
+  absl::Status Write(absl::string_view bytes);  // to the file (or the deflater)
 
   std::string path_;
   std::unique_ptr<AtomicOutputFile> file_;
@@ -80,6 +84,7 @@ class RecordWriter {
   std::string buffer_;
   std::vector<IndexEntry> index_;
   uint64_t offset_ = 0;
+  uint64_t streamed_ = 0;  // bytes handed to Write()
   bool closed_ = false;
   uint64_t final_file_bytes_ = 0;
   uint32_t final_file_crc32c_ = 0;
