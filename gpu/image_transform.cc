@@ -27,6 +27,21 @@ absl::Status ImageTransform::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("image transform: bad image shape ", channels, "x", height, "x", width));
   }
+  if (channels > kMaxTransformChannels) {
+    return absl::InvalidArgumentError(absl::StrCat("image transform: ", channels,
+                                                   " channels, at most ", kMaxTransformChannels,
+                                                   " are supported"));
+  }
+  if (!std::isfinite(scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("image transform: scale ", scale,
+                                                   " is not a finite number"));
+  }
+  for (float m : mean) {
+    if (!std::isfinite(m)) {
+      return absl::InvalidArgumentError(absl::StrCat("image transform: mean ", m,
+                                                     " is not a finite number"));
+    }
+  }
   if (!mean.empty() && static_cast<int>(mean.size()) != channels) {
     return absl::InvalidArgumentError(absl::StrCat("image transform: ", mean.size(),
                                                    " means for ", channels, " channels"));

@@ -28,6 +28,11 @@
 namespace shardfeed::gpu {
 
 enum class ImageLayout { kCHW, kHWC };
+
+// The most channels a transform takes: the device kernel passes the
+// per-channel coefficients by value (Validate() rejects more, so a
+// transform that passes the option checks runs on the host and the device).
+constexpr int kMaxTransformChannels = 8;
 enum class OutputType { kFloat32, kFloat16, kBFloat16 };
 
 size_t OutputTypeSize(OutputType t);
@@ -50,7 +55,9 @@ struct ImageTransform {
   size_t output_bytes_per_image() const {
     return input_bytes_per_image() * OutputTypeSize(output);
   }
-  // INVALID_ARGUMENT when sizes, mean/std lengths or std values are wrong.
+  // INVALID_ARGUMENT when sizes (channels in [1, kMaxTransformChannels]),
+  // mean/std lengths, std values (finite, > 0), scale or means (finite) are
+  // wrong.
   absl::Status Validate() const;
 };
 

@@ -65,7 +65,7 @@ void Launch(const Params& p, const uint8_t* in, int64_t rows, void* out, cudaStr
 
 cudaError_t LaunchImageTransform(const ImageTransform& t, const uint8_t* in, int64_t rows,
                                  uint64_t first_sample, void* out, cudaStream_t stream) {
-  if (t.channels > kMaxTransformChannels || !t.Validate().ok()) return cudaErrorInvalidValue;
+  if (!t.Validate().ok()) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
   Params p;
   p.C = t.channels;

@@ -3,8 +3,8 @@
 // output element. Compiled by nvcc; callable from host C++.
 //
 // `in` and `out` are device pointers; a and b are the per-channel
-// coefficients from NormalizationCoefficients (host arrays, <= 4 channels
-// are passed by value, more through `coefficients_device`). Returns the
+// coefficients from NormalizationCoefficients, passed by value (at most
+// kMaxTransformChannels, image_transform.h). Returns the
 // launch error (cudaGetLastError); the caller turns it into a Status.
 #ifndef SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_
 #define SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_
@@ -17,9 +17,8 @@
 
 namespace shardfeed::gpu {
 
-constexpr int kMaxTransformChannels = 8;
-
-// Requires t.channels <= kMaxTransformChannels (checked: cudaErrorInvalidValue).
+// Requires t.Validate() (checked: cudaErrorInvalidValue), so at most
+// kMaxTransformChannels channels.
 cudaError_t LaunchImageTransform(const ImageTransform& t, const uint8_t* in, int64_t rows,
                                  uint64_t first_sample, void* out, cudaStream_t stream);
 

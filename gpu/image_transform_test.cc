@@ -212,6 +212,31 @@ TEST(TransformOnHost, RejectsBadParameters) {
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, t.Validate().code());
 }
 
+// Regression (issue 21, defect 7): more channels than the device kernel
+// takes passed the option checks and failed every GPU fill; nan/inf scale and
+// means were accepted.
+TEST(TransformOnHost, RejectsWhatTheDeviceCannotRunAndNonFiniteNumbers) {
+  ImageTransform t = Plain(ImageLayout::kCHW, kMaxTransformChannels, 2, 2);
+  EXPECT_TRUE(t.Validate().ok()) << t.Validate();
+  t.channels = kMaxTransformChannels + 1;
+  absl::Status s = t.Validate();
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, s.code()) << s;
+  EXPECT_NE(std::string::npos, s.message().find("at most 8 are supported")) << s;
+  t.channels = 3;
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    t.scale = bad;
+    s = t.Validate();
+    EXPECT_EQ(absl::StatusCode::kInvalidArgument, s.code()) << bad;
+    EXPECT_NE(std::string::npos, s.message().find("scale")) << s;
+    t.scale = 1;
+    t.mean = {0, bad, 0};
+    s = t.Validate();
+    EXPECT_EQ(absl::StatusCode::kInvalidArgument, s.code()) << bad;
+    EXPECT_NE(std::string::npos, s.message().find("mean")) << s;
+    t.mean.clear();
+  }
+}
+
 TEST(GatherOnHost, PicksRowsByIndex) {
   std::vector<uint8_t> table = {0, 0, 1, 1, 2, 2, 3, 3};
   const std::vector<int64_t> idx = {3, 0, 2, 2};

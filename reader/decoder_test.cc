@@ -216,5 +216,23 @@ TEST(DecodeSpecs, TransformMistakesSayWhatToWrite) {
             std::string::npos) << s;
 }
 
+// Regression (issue 21, defect 7): the loader's option checks refuse what
+// the device kernel cannot run (9 channels) and non-finite numbers, whatever
+// the device, instead of failing every GPU fill later.
+TEST(ParseTransform, OptionChecksRefuseNineChannelsAndNonFiniteNumbers) {
+  std::vector<FeatureTransform> transforms = {*ParseTransform("image=chw")};
+  std::vector<int> transform_of;
+  absl::Status s = ResolveTransforms(*ParseSpec("image:uint8[9,4,4]"), &transforms, &transform_of);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("9 channels, at most 8"), std::string::npos) << s;
+  for (const char* text : {"image=chw,scale=nan", "image=chw,scale=inf", "image=chw,mean=0/nan/0",
+                           "image=chw,mean=-inf/0/0"}) {
+    transforms = {*ParseTransform(text)};
+    s = ResolveTransforms(*ParseSpec("image:uint8[3,4,4]"), &transforms, &transform_of);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << text << ": " << s;
+    EXPECT_NE(s.message().find("is not a finite number"), std::string::npos) << s;
+  }
+}
+
 }  // namespace
 }  // namespace shardfeed
