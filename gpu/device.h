@@ -1,6 +1,9 @@
 // Finding a CUDA device. Every function is safe to call on a machine with no
 // GPU and no driver: it returns UNAVAILABLE "no CUDA device: ..." instead of
-// crashing, so callers fall back to host memory. Thread-safe.
+// crashing, so callers fall back to host memory. A driver too old for this
+// build's runtime, one that failed to initialize, or devices that are all
+// unavailable are FAILED_PRECONDITION naming the CUDA versions (see
+// gpu/cuda_status.h): never a silent fallback. Thread-safe.
 #ifndef SHARDFEED_GPU_DEVICE_H_
 #define SHARDFEED_GPU_DEVICE_H_
 
@@ -10,7 +13,8 @@
 
 namespace shardfeed::gpu {
 
-// The number of usable CUDA devices (> 0), or UNAVAILABLE "no CUDA device".
+// The number of usable CUDA devices (> 0), UNAVAILABLE "no CUDA device", or
+// FAILED_PRECONDITION (a driver that cannot run this build).
 absl::StatusOr<int> CudaDeviceCount();
 
 // One line describing device `ordinal` (name, memory, compute capability).

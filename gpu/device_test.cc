@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gpu/cuda_status.h"
 #include "gtest/gtest.h"
 
@@ -19,6 +20,31 @@ TEST(CudaStatus, MapsErrorsToStatusCodes) {
   EXPECT_NE(std::string::npos, s.message().find("[f.cc:7]"));
   EXPECT_EQ(absl::StatusCode::kResourceExhausted,
             CudaStatus(cudaErrorMemoryAllocation, "m").code());
+}
+
+// Regression (issue 21, defect 1): a driver that cannot run this build was
+// "no CUDA device" (UNAVAILABLE), so device=0 silently became host memory.
+// Only cudaErrorNoDevice (and no driver installed at all) may fall back.
+TEST(CudaStatus, DriverFaultsAreErrorsNamingTheCudaVersions) {
+  for (cudaError_t e : {cudaErrorInitializationError, cudaErrorDevicesUnavailable}) {
+    absl::Status s = CudaStatus(e, "cudaGetDeviceCount");
+    EXPECT_EQ(absl::StatusCode::kFailedPrecondition, s.code()) << s;
+    EXPECT_EQ(std::string::npos, s.message().find("no CUDA device")) << s;
+    EXPECT_NE(std::string::npos, s.message().find("this build's CUDA runtime is 13.")) << s;
+  }
+  absl::Status s = CudaStatus(cudaErrorInsufficientDriver, "cudaGetDeviceCount");
+  if (CudaDriverVersion() == 0) {  // this machine has no driver at all: no GPU
+    EXPECT_EQ(absl::StatusCode::kUnavailable, s.code()) << s;
+    EXPECT_NE(std::string::npos, s.message().find("no NVIDIA driver is installed")) << s;
+  } else {
+    EXPECT_EQ(absl::StatusCode::kFailedPrecondition, s.code()) << s;
+    EXPECT_NE(std::string::npos,
+              s.message().find(absl::StrCat("the NVIDIA driver supports CUDA ",
+                                            CudaVersionText(CudaDriverVersion()))))
+        << s;
+  }
+  EXPECT_EQ("12.4", CudaVersionText(12040));
+  EXPECT_EQ("13.0", CudaVersionText(13000));
 }
 
 TEST(Device, CountIsPositiveOrNoDevice) {

@@ -7,8 +7,10 @@
 //
 // Which memory: device = -1 is host memory. A GPU asked for where the
 // machine has none (UNAVAILABLE "no CUDA device") falls back to host memory
-// and says so in the note; any other error (a bad ordinal, a driver fault)
-// is returned, never hidden.
+// and says so in the note; any other error (a bad ordinal, a driver older
+// than the runtime needs, a driver that failed to initialize, devices in
+// exclusive or prohibited mode: FAILED_PRECONDITION naming the driver's CUDA
+// version) is returned, never hidden.
 #ifndef SHARDFEED_READER_DEVICE_CONTEXT_H_
 #define SHARDFEED_READER_DEVICE_CONTEXT_H_
 

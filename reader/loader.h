@@ -15,7 +15,8 @@
 //
 // With no GPU (or device = -1) the same API delivers host tensors; asking
 // for a GPU where there is none falls back to host memory and says so in
-// device_note(); any other GPU error (a bad ordinal) is an error. Memory is
+// device_note(); any other GPU error (a bad ordinal, a driver too old for
+// this build, with its CUDA version) is an error. Memory is
 // bounded by the ring and (streaming) the shuffle buffer, whatever the
 // dataset size. The batch order depends only on the options, never on
 // thread timing.
