@@ -3,6 +3,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "gpu/cuda_status.h"
+#include "gpu/device_guard.h"
 #include "gpu/fill_kernel.h"
 #include "record/status_macros.h"
 
@@ -24,7 +25,8 @@ absl::StatusOr<std::string> DescribeDevice(int ordinal) {
 
 absl::Status FillViaDevice(int ordinal, unsigned char value, unsigned char* dst, size_t n) {
   RETURN_IF_ERROR(CudaDeviceCount().status());
-  RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal), "cudaSetDevice");
+  ScopedDevice on(ordinal);  // the caller's current device is left as it was
+  RETURN_IF_ERROR(on.status());
   unsigned char* device = nullptr;
   RETURN_IF_CUDA_ERROR(cudaMalloc(reinterpret_cast<void**>(&device), n == 0 ? 1 : n), "cudaMalloc");
   absl::Cleanup free_device = [device] { cudaFree(device); };

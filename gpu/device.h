@@ -22,7 +22,8 @@ absl::StatusOr<std::string> DescribeDevice(int ordinal);
 
 // Fills n bytes at host `dst` by running a kernel on device `ordinal`
 // (device buffer, kernel, copy back): a smoke test that the toolchain,
-// driver and device work together.
+// driver and device work together. The caller's current device (context)
+// is left as it was.
 absl::Status FillViaDevice(int ordinal, unsigned char value, unsigned char* dst, size_t n);
 
 }  // namespace shardfeed::gpu

@@ -9,30 +9,46 @@ namespace shardfeed::gpu {
 namespace {
 
 using CtxGetCurrent = CUresult (*)(CUcontext*);
+using CtxSetCurrent = CUresult (*)(CUcontext);
 
-// cuCtxGetCurrent through the runtime's driver entry point (no link to
+// A driver function through the runtime's driver entry point (no link to
 // libcuda); null when the driver does not offer it.
+void* DriverEntryPoint(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();  // an old driver's refusal is no error of the caller's
+    return nullptr;
+  }
+  return p;
+}
+
 CtxGetCurrent DriverCtxGetCurrent() {
-  static const CtxGetCurrent fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      return static_cast<CtxGetCurrent>(nullptr);
-    }
-    return reinterpret_cast<CtxGetCurrent>(p);
-  }();
+  static const CtxGetCurrent fn =
+      reinterpret_cast<CtxGetCurrent>(DriverEntryPoint("cuCtxGetCurrent"));
   return fn;
+}
+
+CtxSetCurrent DriverCtxSetCurrent() {
+  static const CtxSetCurrent fn =
+      reinterpret_cast<CtxSetCurrent>(DriverEntryPoint("cuCtxSetCurrent"));
+  return fn;
+}
+
+// The calling thread's current context; false when the driver cannot tell.
+bool CurrentContext(CUcontext* c) {
+  CtxGetCurrent get = DriverCtxGetCurrent();
+  *c = nullptr;
+  return get != nullptr && get(c) == CUDA_SUCCESS;
 }
 
 }  // namespace
 
 bool ThreadHasCurrentContext() {
-  CtxGetCurrent get = DriverCtxGetCurrent();
-  if (get == nullptr) return true;  // unknown: keep the old behaviour (restore)
   CUcontext c = nullptr;
-  return get(&c) == CUDA_SUCCESS && c != nullptr;
+  if (DriverCtxGetCurrent() == nullptr) return true;  // unknown: keep the old behaviour (restore)
+  return CurrentContext(&c) && c != nullptr;
 }
 
 bool ShouldRestoreDevice(bool thread_had_context, int previous, int ordinal) {
@@ -47,19 +63,31 @@ ScopedDevice::ScopedDevice(int ordinal) {
     status_ = CudaStatus(e, "cudaGetDevice", __FILE__, __LINE__);
     return;
   }
-  // Checked before cudaSetDevice, which makes a context current.
-  const bool had_context = ThreadHasCurrentContext();
+  // Read before cudaSetDevice, which makes the device's primary context
+  // current in place of the caller's (maybe its own, from cuCtxCreate).
+  CUcontext context = nullptr;
+  const bool known = CurrentContext(&context);
+  const bool had_context = known ? context != nullptr : ThreadHasCurrentContext();
   if (current == ordinal && had_context) return;
   e = cudaSetDevice(ordinal);
   if (e != cudaSuccess) {
     status_ = CudaStatus(e, "cudaSetDevice", __FILE__, __LINE__);
     return;
   }
-  if (ShouldRestoreDevice(had_context, current, ordinal)) previous_ = current;
+  if (ShouldRestoreDevice(had_context, current, ordinal)) {
+    previous_ = current;
+    if (known && DriverCtxSetCurrent() != nullptr) previous_context_ = context;
+  }
 }
 
 ScopedDevice::~ScopedDevice() {
-  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  if (previous_context_ != nullptr) {
+    // The caller's own context, exactly (cudaSetDevice would put the
+    // device's primary context in its place).
+    (void)DriverCtxSetCurrent()(static_cast<CUcontext>(previous_context_));
+  } else if (previous_ >= 0) {
+    (void)cudaSetDevice(previous_);
+  }
 }
 
 absl::Status BindThreadToDevice(int ordinal) {

@@ -1,6 +1,9 @@
 // ScopedDevice: makes a CUDA device current for one scope and restores the
-// caller's current device afterwards (cudaSetDevice is per host thread, and
-// a library must not change the device its caller's thread works on).
+// caller's current context afterwards (cudaSetDevice is per host thread, and
+// a library must not change the device its caller's thread works on). The
+// very context is restored (cuCtxSetCurrent), not just its device: a caller
+// with its own context (PyCUDA's cuCtxCreate) gets that one back, never the
+// device's primary context in its place.
 //
 //   gpu::ScopedDevice on(ordinal);
 //   RETURN_IF_ERROR(on.status());
@@ -33,7 +36,8 @@ class ScopedDevice {
   const absl::Status& status() const { return status_; }
 
  private:
-  int previous_ = -1;  // -1: nothing to restore
+  int previous_ = -1;                // -1: nothing to restore
+  void* previous_context_ = nullptr;  // CUcontext to restore (null: cudaSetDevice(previous_))
   absl::Status status_;
 };
 
