@@ -143,9 +143,9 @@ class Loader:
         for note in self._impl.notes:  # e.g. "no split given: reading 'train'"
             warnings.warn(f"shardfeed.Loader: {note}", stacklevel=2)
 
-    def _open(self, resume):
+    def _create(self, resume):
         try:
-            impl = _shardfeed.Loader(*self._args, resume, self._mode, self._decode)
+            return _shardfeed.Loader(*self._args, resume, self._mode, self._decode)
         except InvalidArgumentError as e:
             # epochs=None runs the C++ loader with epochs = 0 (endless): say it
             # in the terms the caller used.
@@ -154,9 +154,30 @@ class Loader:
                 raise InvalidArgumentError(
                     str(e).replace(forever, "an epoch yields no batch for this rank")) from None
             raise
-        old, self._impl = self._impl, impl
+
+    def _open(self, resume):
+        # The old engine is closed before the new one is built: with
+        # cache=True its resident table (GPU memory) would otherwise exist
+        # twice, and the new loader, seeing half the memory, would stream
+        # instead and then refuse the resume state. If the new one cannot be
+        # built, the old position is reopened and the error raised.
+        old, self._impl = self._impl, None
+        restore = None
         if old is not None:
+            restore = self._pending[1] if self._pending is not None else old.state()
+            self._pending = None
             old.close()
+        try:
+            impl = self._create(resume)
+        except BaseException:
+            if restore is not None:
+                try:
+                    self._impl = self._create(restore)
+                    self._positioned = _state_to_dict(self._impl.state())["epoch"]
+                except Error:
+                    pass  # the first error is the one to raise
+            raise
+        self._impl = impl
         self._pending = None        # (got, state before it): the next epoch's first batch
         state = _state_to_dict(impl.state())
         self._next_epoch = state["epoch"]   # what the next iter() yields

@@ -78,6 +78,49 @@ def test_state_dict_resumes_exactly_and_is_json(cifar):
         other.load_state_dict(state)
 
 
+def test_reopening_closes_the_old_engine_before_building_the_new(cifar, monkeypatch):
+    """Regression (issue 21, defect 2): set_epoch()/load_state_dict() built the
+    new engine before closing the old one, so with cache=True the resident
+    table existed twice (on a GPU: the new loader streamed instead)."""
+    out, _ = cifar
+    events, real = [], shardfeed._shardfeed.Loader
+
+    class Recording:
+        def __init__(self, *args):
+            events.append("build")
+            self._engine = real(*args)  # raises before "built" on a bad state
+            events.append("built")
+
+        def close(self):
+            events.append("close")
+            self._engine.close()
+
+        def __getattr__(self, name):
+            return getattr(self._engine, name)
+
+    monkeypatch.setattr(shardfeed._shardfeed, "Loader", Recording)
+    loader = shardfeed.Loader(out, split="train", batch_size=50, seed=4, cache=True)
+    assert loader.path_note == "resident"
+    first = np.from_dlpack(next(loader)["label"]).copy()
+    loader.set_epoch(2)
+    state = loader.state_dict()
+    loader.load_state_dict(state)
+    assert events == ["build", "built", "close", "build", "built", "close", "build", "built"]
+    assert loader.path_note == "resident"
+    # A state the new engine refuses: the error is raised and the loader goes
+    # on where it stood (reopened there).
+    loader.set_epoch(0)
+    expected = labels_of(shardfeed.Loader(out, split="train", batch_size=50, seed=4))
+    np.testing.assert_array_equal(expected[0], first)
+    bad = dict(state, fingerprint="12345")
+    with pytest.raises(shardfeed.InvalidArgumentError, match="resume"):
+        loader.load_state_dict(bad)
+    got = labels_of(loader)
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_after_close_every_call_says_closed(cifar):
     out, _ = cifar
     loader = shardfeed.Loader(out, split="train", batch_size=64)
