@@ -57,6 +57,15 @@ bool ShouldRestoreDevice(bool thread_had_context, int previous, int ordinal) {
 
 ScopedDevice::ScopedDevice(int ordinal) {
   if (ordinal < 0) return;
+  // Relaxed for this scope: the library's allocations (a growing ring) and
+  // syncs of its own stream and events stay legal while the caller, or
+  // another thread, captures a CUDA graph in global mode.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess) {
+    previous_capture_mode_ = static_cast<int>(mode);
+  } else {
+    (void)cudaGetLastError();
+  }
   int current = -1;
   cudaError_t e = cudaGetDevice(&current);
   if (e != cudaSuccess) {
@@ -88,11 +97,21 @@ ScopedDevice::~ScopedDevice() {
   } else if (previous_ >= 0) {
     (void)cudaSetDevice(previous_);
   }
+  if (previous_capture_mode_ >= 0) {
+    auto mode = static_cast<cudaStreamCaptureMode>(previous_capture_mode_);
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  }
 }
 
 absl::Status BindThreadToDevice(int ordinal) {
   if (ordinal < 0) return absl::OkStatus();
-  const cudaError_t e = cudaSetDevice(ordinal);
+  // The loader's own thread never captures: relaxed for good, so its
+  // allocations, event and stream syncs do not break (and are not refused
+  // during) a graph capture on the training thread.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaError_t e = cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e != cudaSuccess) return CudaStatus(e, "cudaThreadExchangeStreamCaptureMode", __FILE__, __LINE__);
+  e = cudaSetDevice(ordinal);
   if (e != cudaSuccess) return CudaStatus(e, "cudaSetDevice", __FILE__, __LINE__);
   return absl::OkStatus();
 }

@@ -17,6 +17,11 @@
 // device is restored only when the thread had a current context and it was
 // another device; otherwise the thread stays on `ordinal`.
 //
+// For the scope the thread's stream-capture mode is relaxed (restored
+// after): the library's allocations and syncs of its own stream and events
+// neither fail nor invalidate a CUDA graph the caller (torch.cuda.graph,
+// torch.compile "reduce-overhead") captures meanwhile.
+//
 // Not movable; one per scope and thread. With ordinal < 0 it does nothing.
 // status() is the error of switching (UNAVAILABLE "no CUDA device" where
 // there is none); the destructor never fails.
@@ -38,12 +43,15 @@ class ScopedDevice {
  private:
   int previous_ = -1;                // -1: nothing to restore
   void* previous_context_ = nullptr;  // CUcontext to restore (null: cudaSetDevice(previous_))
+  int previous_capture_mode_ = -1;    // cudaStreamCaptureMode to restore (-1: none)
   absl::Status status_;
 };
 
 // Makes `ordinal` the calling thread's device for its lifetime (threads a
 // loader owns call it once at start, so bare CUDA calls on them never
-// initialize device 0). Nothing for ordinal < 0.
+// initialize device 0), and its stream-capture mode relaxed (the thread
+// never captures; its syncs and allocations must not break the training
+// thread's graph capture). Nothing for ordinal < 0.
 absl::Status BindThreadToDevice(int ordinal);
 
 // Whether the calling thread has a current CUDA context (true where the

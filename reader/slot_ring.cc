@@ -170,6 +170,9 @@ SlotRing::Slot* SlotRing::FindReadyLocked(uint64_t seq, int* index) {
 
 absl::Status SlotRing::PrepareFill(Slot* s) {
   if (ctx_ == nullptr) return absl::OkStatus();
+  // Also on the consumer's thread (the resident path): relaxed capture mode.
+  gpu::ScopedDevice on(ctx_->ordinal);
+  RETURN_IF_ERROR(on.status());
   if (s->copy_recorded) {
     // The last copy out of the pinned rows (and kernels reading the slot's
     // indices) must be done before the host overwrites them.
