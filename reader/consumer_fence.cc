@@ -6,7 +6,7 @@ namespace shardfeed {
 
 ConsumerFence::~ConsumerFence() {
   if (ops_ == nullptr) return;
-  for (void* e : events_) ops_->DestroyEvent(e);
+  for (const DeviceEvent& e : events_) ops_->DestroyEvent(e.event, e.device);
 }
 
 ConsumerFence::ConsumerFence(ConsumerFence&& o) noexcept
@@ -23,15 +23,24 @@ void ConsumerFence::OnRelease(const ConsumerStreams& c) {
     return;
   }
   for (void* stream : c.streams) {
+    absl::StatusOr<int> device = ops_->StreamDevice(stream);
+    if (!device.ok()) {
+      sync_device_ = true;  // an invalid stream: what reads the slot is unknown
+      continue;
+    }
+    if (pending_ < events_.size() && events_[pending_].device != *device) {
+      ops_->DestroyEvent(events_[pending_].event, events_[pending_].device);
+      events_.erase(events_.begin() + pending_);
+    }
     if (pending_ == events_.size()) {
-      absl::StatusOr<void*> e = ops_->CreateEvent();
+      absl::StatusOr<void*> e = ops_->CreateEvent(*device);
       if (!e.ok()) {
         sync_device_ = true;
         return;
       }
-      events_.push_back(*e);
+      events_.push_back({*e, *device});
     }
-    if (!ops_->RecordEvent(events_[pending_], stream).ok()) {
+    if (!ops_->RecordEvent(events_[pending_].event, *device, stream).ok()) {
       sync_device_ = true;  // what the stream still does is unknown
       continue;
     }
@@ -46,7 +55,7 @@ absl::Status ConsumerFence::BeforeReuse(void* copy_stream) {
     status = ops_->SynchronizeDevice();
   } else {
     for (size_t i = 0; i < pending_ && status.ok(); ++i) {
-      status = ops_->StreamWaitEvent(copy_stream, events_[i]);
+      status = ops_->StreamWaitEvent(copy_stream, events_[i].event);
     }
   }
   if (status.ok()) {

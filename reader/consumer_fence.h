@@ -32,13 +32,19 @@ struct ConsumerStreams {
 };
 
 // The few CUDA calls the fence makes (events are cudaEvent_t, streams
-// cudaStream_t, as void*). Implementations are thread-safe.
+// cudaStream_t, as void*). Implementations are thread-safe. A consumer's
+// stream may belong to another device than the loader's: its fence event is
+// created on the stream's device (cudaEventRecord needs both on one device;
+// cudaStreamWaitEvent takes an event of any device).
 class GpuOps {
  public:
   virtual ~GpuOps() = default;
-  virtual absl::StatusOr<void*> CreateEvent() = 0;
-  virtual void DestroyEvent(void* event) = 0;
-  virtual absl::Status RecordEvent(void* event, void* stream) = 0;
+  // The device of `stream` (stream 0 and the per-thread stream: the calling
+  // thread's current device).
+  virtual absl::StatusOr<int> StreamDevice(void* stream) = 0;
+  virtual absl::StatusOr<void*> CreateEvent(int device) = 0;
+  virtual void DestroyEvent(void* event, int device) = 0;
+  virtual absl::Status RecordEvent(void* event, int device, void* stream) = 0;
   virtual absl::Status StreamWaitEvent(void* stream, void* event) = 0;
   virtual absl::Status SynchronizeDevice() = 0;
 };
@@ -51,7 +57,8 @@ class ConsumerFence {
   ConsumerFence& operator=(ConsumerFence&&) = delete;
   ConsumerFence(const ConsumerFence&) = delete;
 
-  // The batch in the slot was handed back by a consumer using `c`.
+  // The batch in the slot was handed back by a consumer using `c` (may be
+  // called several times before a reuse: the events add up).
   void OnRelease(const ConsumerStreams& c);
   // Before the slot is refilled by work queued on `copy_stream`: that stream
   // waits for every consumer event, or the device is synchronized. Clears
@@ -62,8 +69,12 @@ class ConsumerFence {
   size_t pending_events() const { return pending_; }
 
  private:
+  struct DeviceEvent {
+    void* event;
+    int device;
+  };
   GpuOps* ops_;
-  std::vector<void*> events_;  // grown on demand, reused
+  std::vector<DeviceEvent> events_;  // grown on demand, reused (recreated for another device)
   size_t pending_ = 0;         // events_[0, pending_) recorded since the last reuse
   bool sync_device_ = false;
 };

@@ -4,6 +4,7 @@
 // once, and ignored a failed cudaEventRecord.
 #include "reader/consumer_fence.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,16 @@ namespace {
 
 class FakeOps : public GpuOps {
  public:
-  absl::StatusOr<void*> CreateEvent() override {
-    log.push_back("create");
+  absl::StatusOr<int> StreamDevice(void* stream) override {
+    auto it = device_of.find(reinterpret_cast<intptr_t>(stream));
+    return it == device_of.end() ? 0 : it->second;
+  }
+  absl::StatusOr<void*> CreateEvent(int device) override {
+    log.push_back(device == 0 ? "create" : absl::StrCat("create on d", device));
     return reinterpret_cast<void*>(++events);
   }
-  void DestroyEvent(void*) override { ++destroyed; }
-  absl::Status RecordEvent(void* event, void* stream) override {
+  void DestroyEvent(void*, int) override { ++destroyed; }
+  absl::Status RecordEvent(void* event, int, void* stream) override {
     log.push_back(absl::StrCat("record e", reinterpret_cast<intptr_t>(event), " s",
                                reinterpret_cast<intptr_t>(stream)));
     return fail_record ? absl::InternalError("record failed") : absl::OkStatus();
@@ -35,6 +40,7 @@ class FakeOps : public GpuOps {
     return absl::OkStatus();
   }
   std::vector<std::string> log;
+  std::map<intptr_t, int> device_of;  // stream -> device (default 0)
   intptr_t events = 0;
   int destroyed = 0;
   bool fail_record = false;
@@ -96,6 +102,34 @@ TEST(ConsumerFence, HostPathDoesNothing) {
   ConsumerFence f(nullptr);
   f.OnRelease(ConsumerStreams::Unknown());
   EXPECT_TRUE(f.BeforeReuse(nullptr).ok());
+}
+
+// Issue 21 defect 8: a consumer stream of another device gets an event of
+// that device (one of the loader's device cannot be recorded there), and a
+// reused event of the wrong device is replaced.
+TEST(ConsumerFence, EventsLiveOnTheConsumerStreamsDevice) {
+  FakeOps ops;
+  ops.device_of[8] = 1;
+  {
+    ConsumerFence f(&ops);
+    f.OnRelease(ConsumerStreams::Of({S(7), S(8)}));
+    EXPECT_FALSE(f.must_sync_device());
+    ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+    EXPECT_EQ((std::vector<std::string>{"create", "record e1 s7", "create on d1", "record e2 s8",
+                                        "wait s100 e1", "wait s100 e2"}),
+              ops.log);
+    ops.log.clear();
+    // Event 1 is device 0's: dropped, and device 1's event 2 takes its place.
+    f.OnRelease(ConsumerStreams::Of({S(8)}));
+    ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+    EXPECT_EQ((std::vector<std::string>{"record e2 s8", "wait s100 e2"}), ops.log);
+    EXPECT_EQ(1, ops.destroyed);
+    ops.log.clear();
+    f.OnRelease(ConsumerStreams::Of({S(7)}));  // device 0 again: a new event
+    ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+    EXPECT_EQ((std::vector<std::string>{"create", "record e3 s7", "wait s100 e3"}), ops.log);
+  }
+  EXPECT_EQ(3, ops.destroyed);
 }
 
 }  // namespace

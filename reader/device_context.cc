@@ -16,19 +16,32 @@ namespace {
 class CudaOps : public GpuOps {
  public:
   explicit CudaOps(int ordinal) : ordinal_(ordinal) {}
-  absl::StatusOr<void*> CreateEvent() override {
-    gpu::ScopedDevice on(ordinal_);
+  absl::StatusOr<int> StreamDevice(void* stream) override {
+    int device = -1;
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) {
+      // The calling thread's device's (read without creating a context).
+      RETURN_IF_CUDA_ERROR(cudaGetDevice(&device), "cudaGetDevice");
+      return device;
+    }
+    gpu::ScopedDevice on(ordinal_);  // a handle knows its device; no bare call
+    RETURN_IF_ERROR(on.status());
+    RETURN_IF_CUDA_ERROR(cudaStreamGetDevice(s, &device), "cudaStreamGetDevice of a consumer stream");
+    return device;
+  }
+  absl::StatusOr<void*> CreateEvent(int device) override {
+    gpu::ScopedDevice on(device);
     RETURN_IF_ERROR(on.status());
     cudaEvent_t e = nullptr;
     RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     return static_cast<void*>(e);
   }
-  void DestroyEvent(void* event) override {
-    gpu::ScopedDevice on(ordinal_);  // a bare call would initialize device 0 here
+  void DestroyEvent(void* event, int device) override {
+    gpu::ScopedDevice on(device);  // a bare call would initialize device 0 here
     (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
   }
-  absl::Status RecordEvent(void* event, void* stream) override {
-    gpu::ScopedDevice on(ordinal_);
+  absl::Status RecordEvent(void* event, int device, void* stream) override {
+    gpu::ScopedDevice on(device);  // stream 0 is then that device's legacy stream
     RETURN_IF_ERROR(on.status());
     RETURN_IF_CUDA_ERROR(
         cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),

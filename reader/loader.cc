@@ -45,6 +45,10 @@ void Batch::ReleaseAfter(const std::vector<void*>& consumer_streams) {
   lease_.reset();
 }
 
+void Batch::FenceAfter(void* consumer_stream) {
+  if (lease_ != nullptr) lease_->Fence(ConsumerStreams::Of({consumer_stream}));
+}
+
 const Tensor* Batch::Find(const std::string& name) const {
   for (const Tensor& t : tensors_) {
     if (t.name == name) return &t;

@@ -255,6 +255,12 @@ class Batch {
   void Release();
   void Release(void* consumer_stream);
   void ReleaseAfter(const std::vector<void*>& consumer_streams);
+  // Records now that the work queued so far on `consumer_stream` reads this
+  // batch: whenever the batch is released, its slot is refilled only after
+  // that work. For a consumer that is done before the batch's last holder
+  // lets go (a DLPack capsule freed while other tensors of the batch live):
+  // its stream is fenced while it surely exists. Thread-safe.
+  void FenceAfter(void* consumer_stream);
 
   // Internal: made by the loader.
   Batch(std::shared_ptr<internal::BatchLease> lease, int64_t rows, int64_t epoch,

@@ -30,6 +30,11 @@ class SlotLease : public internal::BatchLease {
       inner_.Release();
     }
   }
+  void Fence(const ConsumerStreams& consumers) override {
+    if (ring_ == nullptr) return;
+    ring_->Fence(slot_, consumers);
+    for (void* stream : consumers.streams) inner_.FenceAfter(stream);
+  }
   ~SlotLease() override { Release(ConsumerStreams::Unknown()); }
 
  private:
@@ -306,6 +311,11 @@ int64_t CompactRows(const std::vector<FeatureSpec>& spec, const std::vector<char
     }
   }
   return kept;
+}
+
+void SlotRing::Fence(int k, const ConsumerStreams& consumers) {
+  std::lock_guard<std::mutex> lock(mu);
+  slots_[k]->fence.OnRelease(consumers);
 }
 
 void SlotRing::Release(int k, const ConsumerStreams& consumers) {

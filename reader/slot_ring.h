@@ -44,6 +44,8 @@ class BatchLease {
  public:
   virtual ~BatchLease() = default;
   virtual void Release(const ConsumerStreams& consumers) = 0;
+  // Fences the slot's refill after `consumers` now, without releasing it.
+  virtual void Fence(const ConsumerStreams& consumers) = 0;
 };
 }  // namespace internal
 
@@ -141,6 +143,7 @@ class SlotRing : public std::enable_shared_from_this<SlotRing> {
   // A lease for slot k that also keeps `inner` (a batch this one extends).
   std::shared_ptr<internal::BatchLease> Lease(int k, Batch inner = Batch());
   void Release(int k, const ConsumerStreams& consumers);
+  void Fence(int k, const ConsumerStreams& consumers);  // slot k stays InUse
 
  private:
   SlotRing(SlotLayout layout, std::shared_ptr<DeviceContext> ctx)
