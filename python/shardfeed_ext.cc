@@ -6,7 +6,8 @@
 // Tensor object) holds a reference to its batch; the batch's ring slot is
 // handed back only when the last of them is gone. Device tensors make the
 // consumer's stream wait on the batch's copy event (__dlpack__(stream=S)),
-// or synchronize on it when no stream is given.
+// or synchronize on it when no stream is given; the consumer's stream is
+// fenced when it frees the capsule (see HeldBatch).
 //
 // Threading: the GIL is released while waiting for a batch, converting and
 // checking; waits poll for signals every 100 ms, so Ctrl-C raises
@@ -59,28 +60,44 @@ PyObject* g_not_found = nullptr;
   throw py::error_already_set();
 }
 
-// A delivered batch, shared by its Tensor objects and DLPack capsules. Its
-// slot is reused after the work queued on every stream given to
-// __dlpack__(stream=...) is done; if a device tensor was exported with no
-// stream (TensorFlow, JAX, NumPy) or never exported, after the device is idle.
-struct HeldBatch {
-  Batch batch;
-  std::mutex mu;
-  std::vector<void*> streams;  // guarded by mu
-  bool unknown_consumer = false;
-  void AddConsumer(bool known, void* stream) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!known) {
-      unknown_consumer = true;
-    } else if (std::find(streams.begin(), streams.end(), stream) == streams.end()) {
-      streams.push_back(stream);
+// Runs a blocking C++ call with the GIL released when the calling thread
+// holds it (a DLPack deleter run by the garbage collector, a Tensor object
+// freed by Python), so a device sync while the last batch of a closed loader
+// tears its ring down never stalls every other Python thread. Not while the
+// interpreter finalizes.
+class GilReleasedIfHeld {
+ public:
+  GilReleasedIfHeld() {
+    if (Py_IsInitialized() && !_Py_IsFinalizing() && PyGILState_Check()) {
+      saved_ = PyEval_SaveThread();
     }
   }
+  ~GilReleasedIfHeld() {
+    if (saved_ != nullptr) PyEval_RestoreThread(saved_);
+  }
+  GilReleasedIfHeld(const GilReleasedIfHeld&) = delete;
+  GilReleasedIfHeld& operator=(const GilReleasedIfHeld&) = delete;
+
+ private:
+  PyThreadState* saved_ = nullptr;
+};
+
+// A delivered batch, shared by its Tensor objects and DLPack capsules. Its
+// slot is reused after the work each consumer queued on the stream it gave
+// to __dlpack__(stream=...), fenced when that consumer freed its capsule
+// (when its stream surely still exists, not when the batch dies); after the
+// device is idle if a device tensor was exported with no stream (TensorFlow,
+// JAX, NumPy) or the per-thread stream; at once if no device tensor was
+// exported (nothing on the device reads it).
+struct HeldBatch {
+  Batch batch;
+  std::atomic<bool> unknown_consumer{false};
   ~HeldBatch() {
-    if (unknown_consumer || streams.empty()) {
+    GilReleasedIfHeld unlocked;  // the release may tear the ring down (a device sync)
+    if (unknown_consumer.load()) {
       batch.Release();
     } else {
-      batch.ReleaseAfter(streams);
+      batch.ReleaseAfter({});  // every known consumer's stream is fenced already
     }
   }
 };
@@ -113,10 +130,15 @@ DLDataType DlType(DType d) {
 struct ManagerContext {
   std::shared_ptr<HeldBatch> batch;
   std::vector<int64_t> shape;
+  bool fence = false;      // a device tensor given to a consumer's stream:
+  void* stream = nullptr;  // fenced on it when the consumer frees the capsule
 };
 
+// The consumer is done with the tensor (any thread, GIL or not).
 void DeleteManaged(DLManagedTensor* self) {
-  delete static_cast<ManagerContext*>(self->manager_ctx);
+  auto* ctx = static_cast<ManagerContext*>(self->manager_ctx);
+  if (ctx->fence) ctx->batch->batch.FenceAfter(ctx->stream);
+  delete ctx;
   delete self;
 }
 
@@ -146,27 +168,35 @@ class PyTensor {
   }
 
   py::object Dlpack(py::object stream) {
+    bool fence = false;
+    void* fence_stream = nullptr;
     if (t_.device >= 0 && batch_->batch.cuda_event() != nullptr) {
       auto event = static_cast<cudaEvent_t>(batch_->batch.cuda_event());
       cudaError_t e = cudaSuccess;
       const intptr_t s = stream.is_none() ? -1 : stream.cast<intptr_t>();
       gpu::ScopedDevice on(t_.device);  // never a bare call (it would initialize device 0)
       if (s == -1) {  // no stream: the copy is waited for here; consumers unknown
-        batch_->AddConsumer(false, nullptr);
+        batch_->unknown_consumer = true;
         py::gil_scoped_release release;
         e = cudaEventSynchronize(event);
       } else {
         e = cudaStreamWaitEvent(static_cast<cudaStream_t>(DlpackStream(s)), event, 0);
         // 2 (per-thread default stream) means *this* thread's stream; the
-        // release may run on another thread, where the same handle names
-        // another stream: an unknown consumer (released after a device sync).
-        batch_->AddConsumer(s != 2, DlpackStream(s));
+        // capsule may be freed on another thread, where the same handle
+        // names another stream: an unknown consumer (released after a
+        // device sync).
+        if (s == 2) {
+          batch_->unknown_consumer = true;
+        } else {
+          fence = true;
+          fence_stream = DlpackStream(s);
+        }
       }
       if (e != cudaSuccess) {
         Raise(absl::InternalError(absl::StrCat("waiting for the batch copy: ", cudaGetErrorString(e))));
       }
     }
-    auto* ctx = new ManagerContext{batch_, t_.shape};
+    auto* ctx = new ManagerContext{batch_, t_.shape, fence, fence_stream};
     auto* m = new DLManagedTensor{};
     m->dl_tensor.data = t_.data;
     m->dl_tensor.device = t_.device >= 0 ? DLDevice{kDLCUDA, t_.device} : DLDevice{kDLCPU, 0};
