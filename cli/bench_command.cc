@@ -82,7 +82,8 @@ int RunBench(int argc, char** argv) {
                   "with --cache: only these features resident (e.g. 'label'); the rest stream",
                   "A,B");
   flags.AddInt("cache-budget-mb", &cache_budget_mb,
-               "with --cache: memory the resident table may use (0: 80% of free GPU memory)",
+               "with --cache: memory the resident table and ring may use (0: a quarter of the "
+               "GPU's memory, at most half of what is free)",
                "MB", {0, int64_t{1} << 30});
   flags.AddString("transform", &transforms,
                   "fused image transforms, ';'-separated, e.g. "

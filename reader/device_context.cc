@@ -73,6 +73,7 @@ DeviceContext::~DeviceContext() {
   if (ordinal < 0 || stream.get() == nullptr) return;
   gpu::ScopedDevice on(ordinal);
   (void)cudaStreamSynchronize(stream.get());  // nothing of ours in flight after this
+  stream = gpu::CudaStream();  // destroyed here, under the guard, not after it
 }
 
 absl::StatusOr<int> ChooseDevice(int requested, const absl::StatusOr<int>& device_count,

@@ -81,14 +81,16 @@ struct FeatureTransform {
 // but those indices. With `features` naming only some (e.g. the labels),
 // those stay resident while the others stream, joined by record index.
 // Needs a dataset whose record count is known (manifest or index files).
-// Where the table does not fit `budget_bytes`, the loader streams instead
-// and says why in cache_note(). With no device the table lives in host
-// memory (same API, same batch order).
+// Where the table and the ring slots do not fit `budget_bytes`, or
+// allocating them runs out of memory, the loader streams instead and says
+// why in cache_note(). With no device the table lives in host memory (same
+// API, same batch order).
 struct CacheOptions {
   bool enabled = false;
   std::vector<std::string> features;  // empty: every fixed-shape feature
-  // Memory the table may take. 0: 80% of the device's free memory (host:
-  // a quarter of physical memory).
+  // Memory the table and the ring slots may take. 0: a quarter of the
+  // device's memory, at most half of what is free (the training job needs
+  // the rest); host: a quarter of physical memory.
   int64_t budget_bytes = 0;
 };
 

@@ -36,9 +36,11 @@ class ResidentLoader : public Loader::Backend {
       gpu::ScopedDevice on(ctx_->ordinal);
       (void)cudaStreamSynchronize(ctx_->stream.get());  // gathers read the table
     }
+    FreeTable();
   }
 
-  // False (and *note) when the table does not fit.
+  // False (and *note) when the table and the ring do not fit the budget,
+  // or allocating them runs out of memory: the loader streams instead.
   absl::StatusOr<bool> Start(std::string* note) {
     start_ = NowSeconds();
     RETURN_IF_ERROR(ChooseResidentFeatures());
@@ -50,15 +52,44 @@ class ResidentLoader : public Loader::Backend {
       names.push_back(o_.features[f].name);
     }
     const int64_t table_bytes = n * row_bytes;
+    SlotLayout l = LayoutFor(r_);
+    l.present.assign(o_.features.size(), false);
+    for (size_t f : resident_) l.present[f] = true;
+    l.staged = false;
+    l.record_index = true;  // the gather's indices; removed from batches unless asked for
+    l.index_on_device = ctx_ != nullptr;
+    // The rings take the same memory as the table: this one, and the
+    // streamed features' (partial residency).
+    SlotLayout streamed = LayoutFor(r_);
+    for (size_t f : resident_) streamed.present[f] = false;
+    const int64_t ring_bytes =
+        o_.prefetch * (SlotRing::BytesPerSlot(l) +
+                       (streamed_.empty() ? 0 : SlotRing::BytesPerSlot(streamed)));
     ASSIGN_OR_RETURN(int64_t budget, Budget());
     const std::string where = ctx_ ? absl::StrCat("GPU ", ctx_->ordinal) : "host memory";
-    if (table_bytes > budget) {
-      *note = absl::StrCat("resident cache: ", absl::StrJoin(names, ", "), " of ", n,
-                           " records need ", Mb(table_bytes), ", more than the budget of ",
-                           Mb(budget), " in ", where, "; streaming instead");
+    const std::string what = absl::StrCat("resident cache: ", absl::StrJoin(names, ", "), " of ",
+                                          n, " records need ", Mb(table_bytes), " (+ ",
+                                          Mb(ring_bytes), " of ring slots)");
+    if (table_bytes + ring_bytes > budget) {
+      *note = absl::StrCat(what, ", more than the budget of ", Mb(budget), " in ", where,
+                           "; streaming instead");
       return false;
     }
-    RETURN_IF_ERROR(AllocateTable(n));
+    absl::Status allocated = AllocateTable(n);
+    if (allocated.ok()) {
+      absl::StatusOr<std::shared_ptr<SlotRing>> ring = SlotRing::Create(std::move(l), o_.prefetch,
+                                                                        ctx_);
+      allocated = ring.status();
+      if (ring.ok()) ring_ = *std::move(ring);
+    }
+    if (absl::IsResourceExhausted(allocated)) {  // as documented: stream instead
+      FreeTable();
+      ring_.reset();
+      *note = absl::StrCat(what, ": out of memory in ", where, " (", allocated.message(),
+                           "); streaming instead");
+      return false;
+    }
+    RETURN_IF_ERROR(allocated);
     RETURN_IF_ERROR(LoadTable());
     stats_.cache_bytes = table_bytes;
     stats_.cache_load_seconds = NowSeconds() - start_;
@@ -80,13 +111,6 @@ class ResidentLoader : public Loader::Backend {
     } else {
       RETURN_IF_ERROR(StartStreaming());
     }
-    SlotLayout l = LayoutFor(r_);
-    l.present.assign(o_.features.size(), false);
-    for (size_t f : resident_) l.present[f] = true;
-    l.staged = false;
-    l.record_index = true;  // the gather's indices; removed from batches unless asked for
-    l.index_on_device = ctx_ != nullptr;
-    ASSIGN_OR_RETURN(ring_, SlotRing::Create(std::move(l), o_.prefetch, ctx_));
     return true;
   }
 
@@ -131,7 +155,17 @@ class ResidentLoader : public Loader::Backend {
     RETURN_IF_ERROR(on.status());
     size_t free_bytes = 0, total = 0;
     RETURN_IF_CUDA_ERROR(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-    return static_cast<int64_t>(free_bytes * 0.8);
+    // The training job needs the device too: a quarter of it, and never
+    // more than half of what is free now.
+    return static_cast<int64_t>(std::min(total / 4, free_bytes / 2));
+  }
+
+  // The table's memory, freed under the device guard (a bare cudaFree on a
+  // thread with no context would create device 0's context).
+  void FreeTable() {
+    gpu::ScopedDevice on(ctx_ ? ctx_->ordinal : -1);
+    table_device_.clear();
+    table_host_.clear();
   }
 
   absl::Status ChooseResidentFeatures() {
@@ -219,9 +253,12 @@ class ResidentLoader : public Loader::Backend {
           int64_t run = 1;  // rows with consecutive indices: one copy
           while (i + run < rows && idx[i + run] == idx[i] + run) ++run;
           if (ctx_ != nullptr) {
-            RETURN_IF_CUDA_ERROR(cudaMemcpy(TableRow(f, idx[i]), src + i * rb, run * rb,
-                                            cudaMemcpyHostToDevice),
-                                 "cudaMemcpy into the resident table");
+            // On the loader's stream, where the gathers run: cudaMemcpy on the
+            // legacy stream would return once the pageable source is staged,
+            // its write unordered with the non-blocking stream's gathers.
+            RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(TableRow(f, idx[i]), src + i * rb, run * rb,
+                                                 cudaMemcpyHostToDevice, ctx_->stream.get()),
+                                 "cudaMemcpyAsync into the resident table");
           } else {
             std::memcpy(TableRow(f, idx[i]), src + i * rb, run * rb);
           }
@@ -231,6 +268,10 @@ class ResidentLoader : public Loader::Backend {
     }
     for (int64_t i = 0; i < n; ++i) {
       if (seen[i]) valid_.push_back(i);
+    }
+    if (ctx_ != nullptr) {  // the table is complete (and the load time honest)
+      RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(ctx_->stream.get()),
+                           "cudaStreamSynchronize after loading the resident table");
     }
     return absl::OkStatus();
   }

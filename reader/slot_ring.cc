@@ -75,6 +75,19 @@ SlotRing::~SlotRing() {
   slots_.clear();
 }
 
+int64_t SlotRing::BytesPerSlot(const SlotLayout& l) {
+  int64_t bytes = l.index_on_device ? l.batch_size * 8 : 0;
+  for (size_t f = 0; f < l.features.size(); ++f) {
+    if (!l.present[f] || l.features[f].variable_length) continue;
+    bytes += std::max<int64_t>(1, l.batch_size * l.features[f].row_bytes());
+    if (l.transform_of[f] >= 0) {
+      bytes += std::max<int64_t>(
+          1, l.batch_size * l.transforms[l.transform_of[f]].transform.output_bytes_per_image());
+    }
+  }
+  return bytes;
+}
+
 absl::Status SlotRing::Allocate(Slot* slot) {
   const SlotLayout& l = layout_;
   const size_t n = l.features.size();
@@ -126,6 +139,9 @@ absl::Status SlotRing::Allocate(Slot* slot) {
 }
 
 absl::Status SlotRing::Grow() {
+  // A slot that fails half-allocated is freed under the guard too.
+  gpu::ScopedDevice on(ctx_ ? ctx_->ordinal : -1);
+  RETURN_IF_ERROR(on.status());
   auto slot = std::make_unique<Slot>(ctx_ ? ctx_->ops.get() : nullptr);
   try {  // host memory: a failed allocation is an error, not std::terminate
     RETURN_IF_ERROR(Allocate(slot.get()));

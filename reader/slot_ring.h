@@ -99,6 +99,10 @@ class SlotRing : public std::enable_shared_from_this<SlotRing> {
                                                           std::shared_ptr<DeviceContext> ctx);
   ~SlotRing();
 
+  // Bytes one slot of `layout` allocates (device memory on a GPU, else host
+  // memory): fixed rows, transformed outputs, device record indices.
+  static int64_t BytesPerSlot(const SlotLayout& layout);
+
   const SlotLayout& layout() const { return layout_; }
   DeviceContext* context() const { return ctx_.get(); }
   int device() const { return ctx_ ? ctx_->ordinal : -1; }
