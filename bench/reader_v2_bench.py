@@ -143,8 +143,8 @@ def table(title, rows):
     out = [f"**{title}**", "",
            "| what | records/s (whole process) | vs dd, whole process (median) | "
            "vs dd, loader's clock | CPU us/record (whole process) | first batch | teardown | "
-           "max RSS | load (1 min) |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "max RSS | shards mapped as 2 MiB pages | load (1 min) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         t, doc = r.best()
         n = r.records * r.passes
@@ -153,14 +153,14 @@ def table(title, rows):
         if r.is_dd:
             out.append(f"| {r.label} | {n / t.wall:,.0f} | 1.00x ({t.wall:.3f} s; median "
                        f"{r.median_wall():.3f} s) | | {t.cpu * 1e6 / n:.2f} | | | "
-                       f"{t.max_rss_mb:.0f} MB | {r.loads()} |")
+                       f"{t.max_rss_mb:.0f} MB | | {r.loads()} |")
             continue
         out.append(
             f"| {r.label} | {n / t.wall:,.0f} | **{bt.wall / t.wall:.2f}x** "
             f"({base.median_wall() / r.median_wall():.2f}x) | {bt.wall / doc['seconds']:.2f}x | "
             f"{t.cpu * 1e6 / n:.2f} | {doc['first_batch_s'] * 1e3:.1f} ms | "
             f"{doc.get('teardown_s', float('nan')) * 1e3:.1f} ms | {t.max_rss_mb:.0f} MB | "
-            f"{r.loads()} |")
+            f"{doc.get('file_huge_mapped_mb', float('nan')):.0f} MB | {r.loads()} |")
     return "\n".join(out)
 
 

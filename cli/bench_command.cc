@@ -200,6 +200,7 @@ int RunBench(int argc, char** argv) {
   const double wall = std::max(s.wall_seconds, 1e-9);
   const double cpu_us_per_record = s.records > 0 ? CpuAndWallNow().cpu * 1e6 / s.records : 0;
   const double peak_rss_mb = PeakRssMb(), rss_anon_mb = RssAnonMb();
+  const double huge_mb = FileHugeMappedMb();
   const std::string verdict = Verdict(s, o);
   const std::string path_note = (*loader)->path_note();
   const int loader_device = (*loader)->device();
@@ -213,13 +214,13 @@ int RunBench(int argc, char** argv) {
   const double mb_per_s = (from_batches ? delivered_bytes : s.bytes) / wall / 1e6;
   if (json) {
     std::printf("%s", absl::StrFormat(
-        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"mb_per_s_of":%s,"batch_bytes":%d,"batch_mb_per_s":%.1f,"process_seconds":%.4f,"process_records_per_s":%.1f,"startup_s":%.4f,"teardown_s":%.4f,"process_cpu_s":%.3f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"cpu_us_per_record":%.3f,"path":%s,"verdict":%s)",
+        R"({"records":%d,"batches":%d,"bytes":%d,"seconds":%.3f,"records_per_s":%.1f,"mb_per_s":%.1f,"mb_per_s_of":%s,"batch_bytes":%d,"batch_mb_per_s":%.1f,"process_seconds":%.4f,"process_records_per_s":%.1f,"startup_s":%.4f,"teardown_s":%.4f,"process_cpu_s":%.3f,"read_s":%.3f,"crc_s":%.3f,"decode_s":%.3f,"copy_s":%.3f,"wait_s":%.3f,"mean_ready_slots":%.2f,"skipped":%d,"device":%d,"peak_rss_mb":%.1f,"cache_bytes":%d,"cache_load_s":%.3f,"transform_s":%.3f,"first_batch_s":%.4f,"rss_anon_mb":%.1f,"file_huge_mapped_mb":%.1f,"cpu_us_per_record":%.3f,"path":%s,"verdict":%s)",
         s.records, s.batches, s.bytes, wall, s.records / wall, mb_per_s,
         from_batches ? "\"batches\"" : "\"records read\"", delivered_bytes,
         delivered_bytes / wall / 1e6, since_start, s.records / since_start, startup_s, teardown_s,
         process_cpu_s, s.read_seconds, s.crc_seconds, s.decode_seconds, s.copy_seconds,
         s.wait_seconds, s.mean_ready_slots, s.skipped_records, loader_device, peak_rss_mb,
-        s.cache_bytes, s.cache_load_seconds, s.transform_seconds, first_batch_s, rss_anon_mb,
+        s.cache_bytes, s.cache_load_seconds, s.transform_seconds, first_batch_s, rss_anon_mb, huge_mb,
         cpu_us_per_record, JsonQuoted(path_note), JsonQuoted(verdict)).c_str());
     if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
     std::printf("}\n");
@@ -240,7 +241,8 @@ int RunBench(int argc, char** argv) {
               s.copy_seconds, loader_device < 0 ? " (host memory: no copies)" : "");
   std::printf("consumer     waited %.2fs for batches; ring occupancy %.2f of %d slots\n",
               s.wait_seconds, s.mean_ready_slots, o.prefetch);
-  std::printf("memory       peak RSS %.1f MB (anonymous %.1f MB)", peak_rss_mb, rss_anon_mb);
+  std::printf("memory       peak RSS %.1f MB (anonymous %.1f MB; %.1f MB of shards mapped as 2 MiB "
+              "pages)", peak_rss_mb, rss_anon_mb, huge_mb);
   if (s.cache_bytes > 0) {
     std::printf("; resident table %.1f MB, loaded in %.2fs", s.cache_bytes / 1e6,
                 s.cache_load_seconds);

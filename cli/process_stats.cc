@@ -42,16 +42,23 @@ double PeakRssMb() {
   return u.ru_maxrss / 1024.0;  // KiB
 }
 
-double RssAnonMb() {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
+// The first "FIELD: N kB" line of a /proc file, in MB; 0 when absent.
+double ProcFieldMb(const char* path, const char* field_format) {
+  std::FILE* f = std::fopen(path, "r");
   if (f == nullptr) return 0;
   char line[256];
   double kb = 0;
   while (std::fgets(line, sizeof(line), f) != nullptr) {
-    if (std::sscanf(line, "RssAnon: %lf kB", &kb) == 1) break;
+    if (std::sscanf(line, field_format, &kb) == 1) break;
   }
   std::fclose(f);
   return kb / 1024.0;
+}
+
+double RssAnonMb() { return ProcFieldMb("/proc/self/status", "RssAnon: %lf kB"); }
+
+double FileHugeMappedMb() {
+  return ProcFieldMb("/proc/self/smaps_rollup", "FilePmdMapped: %lf kB");
 }
 
 }  // namespace shardfeed::cli

@@ -31,6 +31,12 @@ double PeakRssMb();
 // the page cache), in MB; 0 where /proc is absent.
 double RssAnonMb();
 
+// File pages mapped as 2 MiB pages now (FilePmdMapped in
+// /proc/self/smaps_rollup), in MB: how much of the mapped shards the kernel
+// gave huge pages (it does where the page cache holds 2 MiB folios); 0 where
+// /proc is absent.
+double FileHugeMappedMb();
+
 }  // namespace shardfeed::cli
 
 #endif  // SHARDFEED_CLI_PROCESS_STATS_H_
