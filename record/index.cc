@@ -21,18 +21,54 @@ std::string FormatIndex(const std::vector<IndexEntry>& entries) {
   return out;
 }
 
+namespace {
+
+// "<digits> <digits>" exactly, each below 10^19 (no overflow possible):
+// what every index writer (ours, DALI's tfrecord2idx) produces. Loading a
+// dataset parses one line per record; this is ~10x cheaper than splitting.
+// False for anything else, which ParseIndexLine then decides.
+bool ParseIndexLineFast(absl::string_view line, IndexEntry* e) {
+  const char* p = line.data();
+  const char* end = p + line.size();
+  uint64_t v[2];
+  for (int k = 0; k < 2; ++k) {
+    const char* start = p;
+    uint64_t x = 0;
+    while (p < end && *p >= '0' && *p <= '9' && p - start < 19) x = x * 10 + (*p++ - '0');
+    if (p == start || (p < end && *p >= '0' && *p <= '9')) return false;  // none, or 19+ digits
+    v[k] = x;
+    if (k == 0) {
+      if (p == end || *p != ' ') return false;
+      ++p;
+    }
+  }
+  if (p != end) return false;
+  e->offset = v[0];
+  e->size = v[1];
+  return true;
+}
+
+// The general form: two unsigned numbers separated by spaces (leading,
+// trailing or repeated spaces allowed).
+bool ParseIndexLine(absl::string_view line, IndexEntry* e) {
+  std::vector<absl::string_view> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  return parts.size() == 2 && absl::SimpleAtoi(parts[0], &e->offset) &&
+         absl::SimpleAtoi(parts[1], &e->size);
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<IndexEntry>> ParseIndex(absl::string_view text,
                                                    absl::string_view path) {
   std::vector<IndexEntry> entries;
   int line_number = 0;
   uint64_t next_offset = 0;
+  entries.reserve(text.size() / 16);  // ~16 bytes a line for 100 MB shards
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
     if (line.empty()) continue;
-    std::vector<absl::string_view> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
     IndexEntry e;
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &e.offset) ||
-        !absl::SimpleAtoi(parts[1], &e.size)) {
+    if (!ParseIndexLineFast(line, &e) && !ParseIndexLine(line, &e)) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": line ", line_number, ": expected \"<offset> <size>\", got \"", line, "\""));
     }

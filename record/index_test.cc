@@ -56,6 +56,25 @@ TEST(Index, MalformedLinesNameTheFileAndLine) {
   EXPECT_EQ(2u, ok->size());
 }
 
+// The common "<digits> <digits>" lines take a fast path; every other form
+// the index format allows (repeated or surrounding spaces, a CR, numbers of
+// 19+ digits) still parses, to the same values.
+TEST(Index, EveryFormParsesToTheSameEntries) {
+  auto got = ParseIndex("0 16\n  16   20 \n36 16\r\n\n52 9999999999999999999\n"
+                        "10000000000000000051 1000\n",
+                        "f.index");
+  ASSERT_TRUE(got.ok()) << got.status();
+  const std::vector<IndexEntry> want = {{0, 16},
+                                        {16, 20},
+                                        {36, 16},
+                                        {52, 9999999999999999999u},
+                                        {10000000000000000051u, 1000}};
+  EXPECT_EQ(*got, want);
+  EXPECT_FALSE(ParseIndex("0 16 3\n", "f").ok());   // three numbers
+  EXPECT_FALSE(ParseIndex("0 -16\n", "f").ok());    // a sign
+  EXPECT_FALSE(ParseIndex("0 99999999999999999999\n", "f").ok());  // past 2^64
+}
+
 // Review finding 1: offset + size wrapped past 2^64 and the next line's
 // overlap check then passed (old code accepted this index).
 TEST(Index, OffsetPlusSizeOverflowIsRejected) {
