@@ -10,10 +10,14 @@ same records:
   torchvision ImageFolder + RandomResizedCrop + RandomHorizontalFlip (PIL) in a
               DataLoader with N worker processes
 and the evaluation path (resize 256 + center crop 224; TF: its padded center
-crop). Throughput is measured from the first batch to the last (start-up
-excluded), and so is the CPU time of all the pipeline's threads: images per
-CPU-second is the per-core rate (a pipeline told to use 1 thread may use
-more cores). torchvision's worker processes count whole-run. Usage (the venv of tools/setup.sh, a built shardfeed CLI and
+crop), and "tfdefault": tf.data with TensorFlow's default thread pools and
+AUTOTUNE (as users write it). Throughput is measured from the first batch to
+the last (start-up excluded), and so is the CPU time of all the pipeline's
+threads: images per CPU-second is the per-core rate (a pipeline told to use
+1 thread may use more cores). torchvision's worker processes count
+whole-run. Every pipeline's process is also timed from outside (start-up,
+imports and exit included: what a user's stopwatch and `time` show):
+"whole process" images per CPU-second. Usage (the venv of tools/setup.sh, a built shardfeed CLI and
 Python extension on PYTHONPATH):
   python bench/image_decode_bench.py [--records 5000] [--threads 1,2] [--only shardfeed,tf]
       [--repeat 3] [--baseline DIR --only baseline,shardfeed]   (before/after, one run)
@@ -30,6 +34,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import process_timing  # noqa: E402
 PHOTOS = os.path.join(ROOT, "..", "shared", "datasets", "images", "hymenoptera")
 TRAIN = "image,random_resized_crop=224,flip"
 EVAL = "image,resize=256,center_crop=224"
@@ -125,10 +131,11 @@ def run_shardfeed(ds, threads, mode, n):
     return timed(gen())
 
 
-def run_tf(shards, threads, mode, n):
+def run_tf(shards, threads, mode, n, defaults=False):
     import tensorflow as tf
-    tf.config.threading.set_inter_op_parallelism_threads(threads)
-    tf.config.threading.set_intra_op_parallelism_threads(1)
+    if not defaults:
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+        tf.config.threading.set_intra_op_parallelism_threads(1)
     feats = {"image/encoded": tf.io.FixedLenFeature([], tf.string),
              "image/class/label": tf.io.FixedLenFeature([], tf.int64)}
 
@@ -155,13 +162,23 @@ def run_tf(shards, threads, mode, n):
         img = tf.image.resize(img, [224, 224], method="bilinear")
         return tf.cast(img, tf.uint8), f["image/class/label"]
 
-    opts = tf.data.Options()
-    opts.threading.private_threadpool_size = threads
-    opts.threading.max_intra_op_parallelism = 1
     ds = (tf.data.TFRecordDataset(shards).shuffle(1000, seed=1)
-          .map(train if mode == "train" else evaluate, num_parallel_calls=threads)
-          .batch(256).prefetch(2).with_options(opts))
+          .map(train if mode == "train" else evaluate,
+               num_parallel_calls=tf.data.AUTOTUNE if defaults else threads)
+          .batch(256).prefetch(tf.data.AUTOTUNE if defaults else 2))
+    if not defaults:
+        opts = tf.data.Options()
+        opts.threading.private_threadpool_size = threads
+        opts.threading.max_intra_op_parallelism = 1
+        ds = ds.with_options(opts)
     return timed(int(x.shape[0]) for x, _ in ds)
+
+
+def run_tf_default(shards, threads, mode, n):
+    """tf.data as users write it: the same ops, TensorFlow's default thread
+    pools (no inter/intra-op settings, no private pool), AUTOTUNE
+    parallelism and prefetch. `threads` is not used: TensorFlow decides."""
+    return run_tf(shards, threads, mode, n, defaults=True)
 
 
 def run_dali(shards, threads, mode, n):
@@ -209,7 +226,8 @@ def run_torchvision(folder, threads, mode, n):
 
 
 RUNNERS = {"shardfeed": run_shardfeed, "maxside": run_shardfeed, "baseline": run_shardfeed,
-           "tf": run_tf, "dali": run_dali, "torchvision": run_torchvision}
+           "tf": run_tf, "tfdefault": run_tf_default, "dali": run_dali,
+           "torchvision": run_torchvision}
 
 
 def worker(args):
@@ -232,13 +250,18 @@ def env_for(name, baseline):
 
 
 def run_once(spec, env):
-    """One pipeline in a fresh process: {"rate", "images"} or {"error"}."""
-    p = subprocess.run([sys.executable, __file__, "--worker", spec], capture_output=True,
-                       text=True, env=env)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode != 0 or not lines:
-        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
-    return json.loads(lines[-1])
+    """One pipeline in a fresh process, timed from outside too: {"rate",
+    "images", "cpu_ms" (per image, first batch to last), "process_cpu_s",
+    "process_wall_s" (the whole process: interpreter start-up, imports,
+    building the pipeline, exit)} or {"error"}."""
+    t = process_timing.run_timed([sys.executable, __file__, "--worker", spec], env=env,
+                                 check=False)
+    lines = [l for l in t.stdout.splitlines() if l.startswith("{")]
+    if t.rc != 0 or not lines:
+        return {"error": (t.stderr.strip().splitlines() or ["?"])[-1]}
+    r = json.loads(lines[-1])
+    r.update(process_cpu_s=t.cpu, process_wall_s=t.wall, load1=t.load1)
+    return r
 
 
 def main():
@@ -258,6 +281,7 @@ def main():
     if args.worker:
         return worker(args)
     only = args.only.split(",")
+    print(process_timing.machine_line(), flush=True)
     work = tempfile.mkdtemp(prefix="image_bench.")
     try:
         folder, n = make_folder(work, args.records, args.photos)
@@ -268,7 +292,8 @@ def main():
         size256 = sum(os.path.getsize(s) for s in small) / 1e6
         print(f"{n} records; shards {size:.0f} MB, with --max-side 256 {size256:.0f} MB", flush=True)
         inputs = {"shardfeed": os.path.join(work, "ds"), "maxside": os.path.join(work, "ds256"),
-                  "baseline": os.path.join(work, "ds"), "tf": shards, "dali": shards,
+                  "baseline": os.path.join(work, "ds"), "tf": shards, "tfdefault": shards,
+                  "dali": shards,
                   "torchvision": folder}
         rows = []
         for mode in args.modes.split(","):
@@ -292,13 +317,20 @@ def main():
                               flush=True)
                         continue
                     per_cpu_s = 1e3 / r["cpu_ms"] if r["cpu_ms"] > 0 else 0.0
+                    whole = r["images"] / r["process_cpu_s"] if r["process_cpu_s"] > 0 else 0.0
                     rows.append({"mode": mode, "pipeline": name, "threads": t,
                                  "images_per_s": round(r["rate"], 1), "images": r["images"],
                                  "cpu_ms_per_image": round(r["cpu_ms"], 3),
-                                 "images_per_cpu_s": round(per_cpu_s, 1)})
+                                 "images_per_cpu_s": round(per_cpu_s, 1),
+                                 "process_cpu_s": round(r["process_cpu_s"], 3),
+                                 "process_wall_s": round(r["process_wall_s"], 3),
+                                 "images_per_process_cpu_s": round(whole, 1),
+                                 "load1": r["load1"]})
                     print(f"{mode:5s} {name:12s} threads={t}: {r['rate']:8.1f} images/s, "
                           f"{r['cpu_ms']:6.2f} ms CPU/image = {per_cpu_s:7.1f} images per "
-                          f"CPU-second ({r['images']} images)", flush=True)
+                          f"CPU-second; whole process {r['process_cpu_s']:.2f} CPU-s, "
+                          f"{r['process_wall_s']:.2f} s = {whole:7.1f} images per CPU-second "
+                          f"({r['images']} images, load {r['load1']:.1f})", flush=True)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"records": n, "rows": rows}, f, indent=1)
