@@ -9,6 +9,13 @@
 #     quasi, in order, and the streaming path (the v1 design);
 #  2. 100-byte records (token/tabular rows);
 #  3. peak RSS with 1x and 10x the data (hard links of the shards).
+# The CIFAR-10 shards are converted last (just before the runs) by the binary
+# under test, as a user would: `convert` ends its writes on 2 MiB boundaries,
+# so the page cache holds them in 2 MiB folios, which the loader maps as huge
+# pages (the table's "mapped as 2 MiB pages" column says how much). Shards
+# evicted and read back by another tool (cat, dd) come back in smaller folios,
+# and cost more CPU per shuffled record. On VMs that page out idle page cache
+# (DAMON), keep the runs close together.
 # The work is in bench/reader_v2_bench.py (see its --help: --baseline BIN for
 # an A/B of two builds in one run, --callgrind for instructions per record).
 # Usage:
@@ -23,10 +30,6 @@ PY="${SHARDFEED_TF_PYTHON:-$HOME/.cache/shardfeed/venv/bin/python}"
 DATASETS="${SHARDFEED_DATASETS:-../shared/datasets}"
 [ -d "$DATASETS/cifar10-bin" ] || DATASETS=/work/shared/datasets
 mkdir -p "$WORK"
-if [ ! -e "$WORK/ds/manifest.json" ]; then
-  python3 bench/make_full_cifar.py "$DATASETS" "$WORK/full"
-  "$SF" convert cifar10 --input "$WORK/full/cifar-10-batches-bin" --output "$WORK/ds" --quiet
-fi
 if [ ! -e "$WORK/small/rows-3.tfrecord.index" ] && "$PY" -c "import tensorflow" 2>/dev/null; then
   mkdir -p "$WORK/small"  # 1,000,000 rows of ~100 bytes, written by TensorFlow
   "$PY" - "$WORK/small" <<'PY'
@@ -43,6 +46,10 @@ for s in range(4):
             w.write(ex.SerializeToString())
 PY
   for f in "$WORK"/small/*.tfrecord; do "$SF" index "$f" >/dev/null; done
+fi
+if [ ! -e "$WORK/ds/manifest.json" ]; then
+  python3 bench/make_full_cifar.py "$DATASETS" "$WORK/full"
+  "$SF" convert cifar10 --input "$WORK/full/cifar-10-batches-bin" --output "$WORK/ds" --quiet
 fi
 if [ ! -d "$WORK/x10" ]; then  # 10x the train split: hard links
   mkdir -p "$WORK/x10"
