@@ -10,6 +10,7 @@
 #include "reader/dataset.h"
 #include "reader/decoder.h"
 #include "reader/fingerprint.h"
+#include "reader/shard_selection.h"
 #include "record/record_reader.h"
 
 namespace shardfeed::cli {
@@ -17,8 +18,9 @@ namespace {
 
 // Decodes every record in order with the spec and fingerprints the values:
 // the sequential reference for `shardfeed bench --fingerprint`.
-absl::Status PrintFingerprint(const std::vector<std::string>& paths, const std::string& spec_text) {
-  auto ds = Dataset::Open(paths);
+absl::Status PrintFingerprint(const std::vector<std::string>& paths, const std::string& split,
+                              const std::string& spec_text) {
+  auto ds = Dataset::Open(paths, split);
   if (!ds.ok()) return ds.status();
   for (const std::string& n : ds->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   std::vector<FeatureSpec> spec;
@@ -71,14 +73,16 @@ absl::Status PrintFingerprint(const std::vector<std::string>& paths, const std::
 
 int RunCat(int argc, char** argv) {
   FlagParser flags(
-      "shardfeed cat [flags] FILE...",
-      "Prints every record of each TFRecord FILE (NONE, ZLIB or GZIP; detected\n"
+      "shardfeed cat [flags] PATH...",
+      "Prints every record of the shards PATH names (NONE, ZLIB or GZIP; detected\n"
       "automatically) as one line of JSON: the Example in protobuf's canonical\n"
       "JSON mapping when the record is one, otherwise its bytes as a base64\n"
       "string. Every CRC is verified; a corrupt record stops with its file and\n"
-      "offset.");
+      "offset. PATH is named as for check and bench: a shard, a quoted glob, a\n"
+      "folder of shards, a dataset folder or its manifest.json (a dataset with\n"
+      "several splits: --split, 'train' by default).");
   bool raw = false, count = false;
-  std::string compression = "auto";
+  std::string compression = "auto", split;
   flags.AddBool("raw", &raw, "print every record as base64 bytes, even Examples");
   flags.AddBool("count", &count, "print only 'FILE N' per file and 'total N'");
   flags.AddString("compression", &compression, "auto, none, zlib or gzip", "TYPE");
@@ -88,27 +92,32 @@ int RunCat(int argc, char** argv) {
                 "decode every record (with --spec, or the manifest's schema) and print the\n"
                 "                            count and order-independent fingerprint (see bench)");
   flags.AddString("spec", &spec, "feature spec for --fingerprint", "SPEC");
-  std::vector<std::string> files;
-  if (absl::Status s = flags.Parse(argc, argv, &files); !s.ok()) return ReportError("cat", s);
+  flags.AddString("split", &split, "only this split of a dataset (e.g. train)", "NAME");
+  std::vector<std::string> paths;
+  if (absl::Status s = flags.Parse(argc, argv, &paths); !s.ok()) return ReportError("cat", s);
   if (flags.help_requested()) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (files.empty()) {
-    return ReportError("cat", absl::InvalidArgumentError("no FILE given (see --help)"));
+  if (paths.empty()) {
+    return ReportError("cat", absl::InvalidArgumentError("no PATH given (see --help)"));
   }
   if (fingerprint) {
-    absl::Status s = PrintFingerprint(files, spec);
+    absl::Status s = PrintFingerprint(paths, split, spec);
     return s.ok() ? kExitOk : ReportError("cat", s);
   }
   auto parsed = ParseCompression(compression);
   if (!parsed.ok()) return ReportError("cat", parsed.status());
+  auto selected = SelectShards(paths, split);
+  if (!selected.ok()) return ReportError("cat", selected.status());
+  for (const std::string& n : selected->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   RecordReaderOptions options;
   options.compression = *parsed;
 
   uint64_t total = 0;
   std::string line;
-  for (const std::string& file : files) {
+  for (const SelectedShard& shard : selected->shards) {
+    const std::string& file = shard.path;
     auto reader = RecordReader::Open(file, options);
     if (!reader.ok()) return ReportError("cat", reader.status());
     uint64_t n = 0;

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
+#include "reader/shard_selection.h"
 #include "record/index.h"
 #include "record/record_reader.h"
 #include "record/record_writer.h"
@@ -53,10 +54,13 @@ absl::Status CopyAll(const std::vector<std::string>& inputs, RecordWriter* write
 int RunCopy(int argc, char** argv) {
   FlagParser flags(
       "shardfeed copy [flags] IN... --output OUT",
-      "Copies the records of every IN, in order, into the single file OUT,\n"
-      "re-encoding them (e.g. GZIP to NONE), and verifying every CRC on the way.\n"
-      "OUT appears only when complete: a corrupt input leaves nothing behind.");
-  std::string output, compression = "none";
+      "Copies the records of every shard IN names, in order, into the single file\n"
+      "OUT, re-encoding them (e.g. GZIP to NONE), and verifying every CRC on the\n"
+      "way. OUT appears only when complete: a corrupt input leaves nothing behind.\n"
+      "IN is named as for check and bench: a shard, a quoted glob, a folder of\n"
+      "shards, a dataset folder or its manifest.json (several splits: --split,\n"
+      "'train' by default).");
+  std::string output, compression = "none", split;
   int64_t level = -1;
   bool overwrite = false, index = false;
   flags.AddString("output", &output, "the file to write (required)", "OUT");
@@ -67,13 +71,14 @@ int RunCopy(int argc, char** argv) {
   flags.AddBool("index", &index,
                 "also write OUT.index (for ZLIB/GZIP: offsets in the decompressed\n"
                 "                            stream, as `shardfeed index` writes them)");
-  std::vector<std::string> inputs;
-  if (absl::Status s = flags.Parse(argc, argv, &inputs); !s.ok()) return ReportError("copy", s);
+  flags.AddString("split", &split, "only this split of a dataset (e.g. train)", "NAME");
+  std::vector<std::string> paths;
+  if (absl::Status s = flags.Parse(argc, argv, &paths); !s.ok()) return ReportError("copy", s);
   if (flags.help_requested()) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (inputs.empty() || output.empty()) {
+  if (paths.empty() || output.empty()) {
     return ReportError("copy", absl::InvalidArgumentError(
                                    "need at least one IN and --output OUT (see --help)"));
   }
@@ -83,6 +88,11 @@ int RunCopy(int argc, char** argv) {
     return ReportError("copy", absl::InvalidArgumentError(
                                    "--compression for the output must be none, zlib or gzip"));
   }
+  auto selected = SelectShards(paths, split);
+  if (!selected.ok()) return ReportError("copy", selected.status());
+  for (const std::string& n : selected->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  std::vector<std::string> inputs;
+  for (const SelectedShard& s : selected->shards) inputs.push_back(s.path);
   RecordWriterOptions options;
   options.compression = *parsed;
   options.compression_level = static_cast<int>(level);
@@ -100,8 +110,9 @@ int RunCopy(int argc, char** argv) {
     if (!s.ok()) return ReportError("copy", s);
   }
   const uint64_t records = entries.size();
-  std::fprintf(stderr, "copied %llu records into %s (%s)\n",
-               static_cast<unsigned long long>(records), output.c_str(),
+  std::fprintf(stderr, "copied %llu %s into %s (%s)\n",
+               static_cast<unsigned long long>(records), records == 1 ? "record" : "records",
+               output.c_str(),
                CompressionName(*parsed));
   return kExitOk;
 }

@@ -6,14 +6,18 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "converter/index_in_place.h"
+#include "reader/shard_selection.h"
 #include "record/index.h"
+#include "record/plural.h"
 
 namespace shardfeed::cli {
 
 int RunIndex(int argc, char** argv) {
   FlagParser flags(
-      "shardfeed index [flags] FILE...",
-      "Writes FILE.index beside each TFRecord FILE: one line \"<offset> <size>\"\n"
+      "shardfeed index [flags] PATH...",
+      "Writes FILE.index beside each TFRecord shard FILE that PATH names (a\n"
+      "shard, a quoted glob, a folder of shards, a dataset folder or its\n"
+      "manifest.json; every split unless --split): one line \"<offset> <size>\"\n"
       "per record, size being the whole framed record (the format of DALI's\n"
       "tfrecord2idx and of the tfrecord Python package). Every CRC is verified;\n"
       "no index is written for a corrupt file, and the error says where it is\n"
@@ -25,30 +29,41 @@ int RunIndex(int argc, char** argv) {
       "shards are not copied or changed; `check`, `bench` and the Loader then\n"
       "treat the folder as a shardfeed dataset.");
   bool manifest = false, overwrite = false;
+  std::string split;
   flags.AddBool("manifest", &manifest, "also write manifest.json beside the shards");
   flags.AddBool("overwrite", &overwrite, "with --manifest: replace an existing manifest.json");
-  std::vector<std::string> files;
-  if (absl::Status s = flags.Parse(argc, argv, &files); !s.ok()) return ReportError("index", s);
+  flags.AddString("split", &split, "only the shards of this split (e.g. train)", "NAME");
+  std::vector<std::string> paths;
+  if (absl::Status s = flags.Parse(argc, argv, &paths); !s.ok()) return ReportError("index", s);
   if (flags.help_requested()) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (files.empty()) {
-    return ReportError("index", absl::InvalidArgumentError("no FILE given (see --help)"));
+  if (paths.empty()) {
+    return ReportError("index", absl::InvalidArgumentError("no PATH given (see --help)"));
   }
   if (manifest) {
-    auto m = IndexInPlace(files, overwrite);
+    if (!split.empty()) {
+      return ReportError("index", absl::InvalidArgumentError(
+                                      "--manifest describes every split: drop --split"));
+    }
+    auto m = IndexInPlace(paths, overwrite);
     if (!m.ok()) return ReportError("index", m.status());
-    std::printf("indexed %d shards, %lld records; wrote manifest.json (%d splits, %d features)\n",
-                m->shards_size(), static_cast<long long>(m->total_records()), m->splits_size(),
-                m->features_size());
+    std::printf("indexed %s, %s; wrote manifest.json (%s, %s)\n",
+                Plural(m->shards_size(), "shard").c_str(),
+                Plural(m->total_records(), "record").c_str(),
+                Plural(m->splits_size(), "split").c_str(),
+                Plural(m->features_size(), "feature").c_str());
     return kExitOk;
   }
   if (overwrite) {
     return ReportError("index", absl::InvalidArgumentError("--overwrite needs --manifest"));
   }
+  auto selected = SelectShards(paths, split, SplitDefault::kAll);
+  if (!selected.ok()) return ReportError("index", selected.status());
   int exit_code = kExitOk;
-  for (const std::string& file : files) {
+  for (const SelectedShard& shard : selected->shards) {
+    const std::string& file = shard.path;
     auto entries = BuildIndex(file);
     absl::Status s = entries.status();
     if (s.ok()) s = WriteIndexFile(IndexPathFor(file), *entries);
@@ -56,7 +71,8 @@ int RunIndex(int argc, char** argv) {
       exit_code = std::max(exit_code, ReportError("index", s));
       continue;
     }
-    std::printf("%s %zu records\n", IndexPathFor(file).c_str(), entries->size());
+    std::printf("%s %s\n", IndexPathFor(file).c_str(),
+                Plural(static_cast<int64_t>(entries->size()), "record").c_str());
   }
   return exit_code;
 }

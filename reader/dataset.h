@@ -1,6 +1,7 @@
 // Dataset: the shards a Loader reads, with their record counts.
 //
-// Paths are resolved as reader/shard_discovery.h says: a manifest.json or a
+// Paths and splits are resolved by SelectShards (reader/shard_selection.h),
+// as for every command, and as reader/shard_discovery.h says: a manifest.json or a
 // folder holding one is that dataset; a folder without one, its shards
 // (".tfrecord" names or TensorFlow's NAME-NNNNN-of-NNNNN, with or without an
 // extension); a glob, its matches taken for what they are (.index files are

@@ -22,11 +22,6 @@ bool IsDirectory(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string StripTrailingSlashes(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
-}
-
 class Finder {
  public:
   absl::Status Add(const std::string& given) {
@@ -55,8 +50,6 @@ class Finder {
         m->selected.push_back(listed_as);
       }
     }
-    std::sort(out_.loose.begin(), out_.loose.end(),
-              [](const LooseShard& a, const LooseShard& b) { return a.path < b.path; });
     ShardInputs result;
     for (ManifestInput& m : manifests_) {
       if (!m.whole && m.selected.empty()) continue;  // looked at, not used
@@ -154,12 +147,6 @@ std::vector<int> ManifestInput::shards() const {
 
 std::string ManifestInput::ShardPath(const ShardInfo& info) const {
   return JoinPath(DirName(path), info.file());
-}
-
-std::string JoinPath(const std::string& dir, const std::string& name) {
-  if (dir.empty() || dir == ".") return name;
-  if (dir.back() == '/') return dir + name;
-  return absl::StrCat(dir, "/", name);
 }
 
 absl::StatusOr<Manifest> ReadManifest(const std::string& path) {

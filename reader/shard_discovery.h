@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/manifest.pb.h"
+#include "record/shard_name.h"  // JoinPath
 
 namespace shardfeed {
 
@@ -52,7 +53,9 @@ struct LooseShard {
 
 struct ShardInputs {
   std::vector<ManifestInput> manifests;  // in the order given
-  std::vector<LooseShard> loose;         // shards no manifest lists; sorted, unique
+  // Shards no manifest lists, each once, in the order given (a folder's or
+  // a glob's in name order).
+  std::vector<LooseShard> loose;
   // Matches left out, with why ("x.index: an index file, not a shard").
   std::vector<std::string> skipped;
 };
@@ -62,9 +65,6 @@ absl::StatusOr<ShardInputs> FindShards(const std::vector<std::string>& paths);
 // Reads and parses a manifest.json (unknown fields ignored). I/O errors are
 // returned; a parse error is DATA_LOSS "PATH: not a valid manifest: ...".
 absl::StatusOr<Manifest> ReadManifest(const std::string& path);
-
-// "dir" + "/" + "name" ("name" alone when dir is "." or "").
-std::string JoinPath(const std::string& dir, const std::string& name);
 
 }  // namespace shardfeed
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace shardfeed {
 namespace {
@@ -19,6 +20,17 @@ bool AllDigits(absl::string_view s) {
 absl::string_view BaseName(absl::string_view path) {
   size_t slash = path.rfind('/');
   return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string JoinPath(absl::string_view dir, absl::string_view name) {
+  if (dir.empty() || dir == ".") return std::string(name);
+  if (dir.back() == '/') return absl::StrCat(dir, name);
+  return absl::StrCat(dir, "/", name);
+}
+
+std::string StripTrailingSlashes(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
 }
 
 std::string DirName(absl::string_view path) {

@@ -20,6 +20,11 @@ inline constexpr char kManifestName[] = "manifest.json";
 absl::string_view BaseName(absl::string_view path);
 // The folder part ("a/b/c" → "a/b"; "c" → ".").
 std::string DirName(absl::string_view path);
+// "dir" + "/" + "name", one slash between ("name" alone when dir is "." or "").
+std::string JoinPath(absl::string_view dir, absl::string_view name);
+// "out/" and "out//" → "out" ("/" stays "/"): a folder as the user typed it,
+// ready to be joined without doubled slashes.
+std::string StripTrailingSlashes(std::string path);
 
 bool IsIndexName(absl::string_view name);     // "*.index"
 bool IsManifestName(absl::string_view name);  // "manifest.json"
