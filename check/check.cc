@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <map>
+#include <memory>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "check/check_inputs.h"
+#include "check/media_check.h"
 #include "check/salvage_guard.h"
 #include "check/schema.h"
 #include "converter/leftovers.h"
@@ -26,6 +28,7 @@
 #include "record/errors.h"
 #include "record/file.h"
 #include "record/index.h"
+#include "record/plural.h"
 #include "record/input_stream.h"
 #include "record/record_format.h"
 #include "record/record_reader.h"
@@ -77,8 +80,10 @@ class ShardChecker {
  public:
   // `schema`: the manifest's; nullptr: infer it (see inference()).
   ShardChecker(const std::string& path, const Schema* schema, const ShardInfo* listed,
-               bool require_index, const CheckOptions& o)
-      : path_(path), schema_(schema), listed_(listed), require_index_(require_index), o_(o) {
+               const MediaSchema* media, bool require_index, const CheckOptions& o)
+      : path_(path), schema_(schema), listed_(listed), media_schema_(media),
+        require_index_(require_index), o_(o),
+        media_(path, media, o.max_problems_per_shard) {
     result_.path = path;
   }
 
@@ -110,6 +115,7 @@ class ShardChecker {
       }
     }
     if (result_.damaged) RETURN_IF_ERROR(Rescan());
+    for (auto& p : media_.problems()) problems_.push_back(std::move(p));
     result_.records = static_cast<int64_t>(entries_.size());
     if (result_.bytes == 0) return CheckEmpty();
     CheckIndex();
@@ -125,6 +131,7 @@ class ShardChecker {
   std::vector<CheckProblem>& notes() { return notes_; }
   // The records' features, when checked without a manifest's schema.
   const SchemaInference& inference() const { return inference_; }
+  MediaChecker& media() { return media_; }
 
  private:
   void Add(int64_t offset, std::string what) { problems_.push_back({path_, offset, std::move(what)}); }
@@ -142,6 +149,7 @@ class ShardChecker {
 
   void CheckSchema(absl::string_view record, uint64_t offset) {
     if (o_.raw) return;
+    media_.Add(record, static_cast<int64_t>(offset));
     std::string problem;
     if (schema_ != nullptr) {
       problem = SchemaProblem(record, *schema_);
@@ -164,6 +172,7 @@ class ShardChecker {
     entries_.clear();
     schema_problems_ = 0;
     inference_ = SchemaInference();
+    media_ = MediaChecker(path_, media_schema_, o_.max_problems_per_shard);
     std::vector<std::pair<uint64_t, uint64_t>> dropped;
     std::vector<std::string> good;
     RecordScanner scanner(data);
@@ -283,8 +292,10 @@ class ShardChecker {
   const std::string path_;
   const Schema* schema_;
   const ShardInfo* listed_;
+  const MediaSchema* media_schema_;
   bool require_index_;
   const CheckOptions& o_;
+  MediaChecker media_;
   Compression compression_ = Compression::kNone;
   ShardResult result_;
   std::vector<CheckProblem> problems_;
@@ -341,7 +352,27 @@ SchemaReport InferredSchema(const std::vector<std::string>& paths,
 
 absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const CheckOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(CheckInputs in, ExpandCheckInputs(paths));
+  absl::StatusOr<CheckInputs> expanded = ExpandCheckInputs(paths);
+  if (absl::IsInvalidArgument(expanded.status())) {
+    // Folders holding nothing but what killed runs left: a report that says
+    // so (there is nothing to train on), leftovers listed.
+    CheckReport report;
+    for (const std::string& p : paths) {
+      if (!IsDirectory(p)) continue;
+      const std::string dir = StripTrailingSlashes(p);
+      std::vector<std::string> found = FindLeftovers(dir);
+      if (found.empty()) continue;
+      report.problems.push_back(
+          {dir, -1, absl::StrCat("no shards, only ", Plural(static_cast<int64_t>(found.size()),
+                                                             "temporary file"),
+                                 " that interrupted shardfeed runs left (a conversion that did "
+                                 "not finish: run it again)")});
+      report.leftovers.insert(report.leftovers.end(), found.begin(), found.end());
+    }
+    if (!report.leftovers.empty()) return report;
+  }
+  if (!expanded.ok()) return expanded.status();
+  CheckInputs in = std::move(*expanded);
   if (!o.salvage_dir.empty()) {
     RETURN_IF_ERROR(RefuseSalvageOverInputs(in.shards, o.salvage_dir));
     ::mkdir(o.salvage_dir.c_str(), 0755);
@@ -352,7 +383,12 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   // Shards a manifest lists follow its schema; the others, the schema
   // inferred from all of them (after the pass, from each shard's counts).
   std::vector<Schema> manifest_schemas;
-  for (const auto& [path, m] : in.manifests) manifest_schemas.push_back(SchemaFromManifest(m));
+  std::vector<MediaSchema> manifest_media;
+  for (const auto& [path, m] : in.manifests) {
+    manifest_schemas.push_back(SchemaFromManifest(m));
+    manifest_media.push_back(MediaSchemaFor(&m, o.decode));
+  }
+  const MediaSchema loose_media = MediaSchemaFor(nullptr, o.decode);
   uint64_t total_bytes = 0;
   for (const auto& s : in.shards) {
     struct stat st;
@@ -369,6 +405,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   std::vector<std::vector<CheckProblem>> shard_problems(in.shards.size());
   std::vector<std::vector<CheckProblem>> shard_notes(in.shards.size());
   std::vector<SchemaInference> inferred(in.shards.size());
+  std::vector<std::unique_ptr<MediaChecker>> media(in.shards.size());
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> bytes_done{0};
   std::mutex mu;
@@ -381,7 +418,9 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       auto it = in.listed.find(in.shards[i]);
       const bool listed = it != in.listed.end();
       ShardChecker checker(in.shards[i], listed ? &manifest_schemas[it->second.second] : nullptr,
-                           listed ? &it->second.first : nullptr, /*require_index=*/listed, o);
+                           listed ? &it->second.first : nullptr,
+                           listed ? &manifest_media[it->second.second] : &loose_media,
+                           /*require_index=*/listed, o);
       uint64_t reported = 0;  // of this shard's bytes
       auto advance = [&](uint64_t position) {
         if (position <= reported) return;
@@ -401,6 +440,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
       shard_problems[i] = std::move(checker.problems());
       shard_notes[i] = std::move(checker.notes());
       inferred[i] = checker.inference();
+      media[i] = std::make_unique<MediaChecker>(std::move(checker.media()));
       advance(report.shards[i].bytes);
     }
   };
@@ -431,6 +471,11 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
     }
   }
   if (!o.raw) {
+    std::vector<const MediaChecker*> checkers;
+    for (const auto& m : media) {
+      if (m != nullptr) checkers.push_back(m.get());
+    }
+    ResolveSuspects(checkers, &report.problems);
     for (const auto& [path, m] : in.manifests) {
       SchemaReport r;
       r.source = path;

@@ -30,7 +30,11 @@
 namespace shardfeed {
 
 struct CheckOptions {
-  bool raw = false;      // do not parse records as Examples
+  bool raw = false;      // do not parse records as Examples (nor decode media)
+  // Encoded images and WAV audio (check/media_check.h): -1 the default (a
+  // whole decode of every image of a dataset made by `convert image-folder`,
+  // header checks elsewhere), 0 header checks only, 1 a whole decode.
+  int decode = -1;
   int threads = 0;       // 0: one per core
   // Report at most this many schema problems per shard (then a count).
   int max_problems_per_shard = 20;
@@ -46,6 +50,9 @@ struct CheckProblem {
   std::string file;
   int64_t offset = -1;  // -1: the problem is about the file as a whole
   std::string what;
+  // The file the record was converted from (its image/filename or filename
+  // feature), when the problem is about one record's value and it has one.
+  std::string source;
 };
 
 struct SalvageResult {
@@ -94,7 +101,8 @@ struct CheckReport {
 absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths,
                                   const CheckOptions& options);
 
-// "FILE:OFFSET: what" (or "FILE: what").
+// "FILE:OFFSET: what" (or "FILE: what"), then " (source file: S)" when the
+// problem has a source.
 std::string FormatProblem(const CheckProblem& p);
 // The report as one JSON document: ok, counts, problems, notes, schemas,
 // shard_results.

@@ -15,9 +15,9 @@ std::string ProblemsToJson(const std::vector<CheckProblem>& list) {
   std::string out;
   for (const auto& p : list) {
     absl::StrAppend(&out, out.empty() ? "" : ",",
-                    absl::StrFormat(R"({"file":%s,"offset":%d,"what":%s,"line":%s})",
+                    absl::StrFormat(R"({"file":%s,"offset":%d,"what":%s,"source":%s,"line":%s})",
                                     JsonQuoted(p.file), p.offset, JsonQuoted(p.what),
-                                    JsonQuoted(FormatProblem(p))));
+                                    JsonQuoted(p.source), JsonQuoted(FormatProblem(p))));
   }
   return out;
 }
@@ -49,8 +49,9 @@ std::string SchemasToJson(const std::vector<SchemaReport>& schemas) {
 }  // namespace
 
 std::string FormatProblem(const CheckProblem& p) {
-  if (p.offset < 0) return absl::StrCat(p.file, ": ", p.what);
-  return absl::StrCat(p.file, ":", p.offset, ": ", p.what);
+  const std::string source = p.source.empty() ? "" : absl::StrCat(" (source file: ", p.source, ")");
+  if (p.offset < 0) return absl::StrCat(p.file, ": ", p.what, source);
+  return absl::StrCat(p.file, ":", p.offset, ": ", p.what, source);
 }
 
 std::string ReportToJson(const CheckReport& r) {

@@ -46,17 +46,29 @@ int RunCheck(int argc, char** argv) {
       "shows the schema. Shards: names with .tfrecord or TensorFlow's\n"
       "NAME-NNNNN-of-NNNNN (any extension); .index files matched by a glob are\n"
       "not shards, a manifest.json matched is the dataset.\n\n"
+      "Encoded images and audio (a feature the manifest declares an image, e.g.\n"
+      "image-folder's image/encoded, and every JPEG, PNG or WAV value) are\n"
+      "verified as the Loader's decode stage reads them: headers (format, size,\n"
+      "a file cut short) always, a whole decode with --decode (the default for\n"
+      "datasets made by `convert image-folder`). A GIF, WebP or other file in an\n"
+      "image feature is a problem; the record's source file is named.\n\n"
       "Prints one line per problem as FILE:OFFSET: what is wrong, then a summary.\n"
       "With --salvage OUTDIR, the good records of damaged shards are written to\n"
       "new shards of the same names in OUTDIR; nothing is modified in place (an\n"
       "OUTDIR where that would replace an input shard is refused).\n\n"
       "Temporary files that interrupted shardfeed runs left beside the shards are\n"
       "listed as warnings (JSON: \"leftovers\"); they do not change the exit status.");
-  bool raw = false, json = false, overwrite = false, quiet = false;
+  bool raw = false, json = false, overwrite = false, quiet = false, decode = false,
+       no_decode = false;
   int64_t threads = 0;
   std::string salvage;
   flags.AddBool("raw", &raw, "do not parse records as Examples (framing and CRCs only)");
   flags.AddBool("json", &json, "print the report as one JSON document on stdout");
+  flags.AddBool("decode", &decode,
+                "decode every JPEG/PNG image whole (default for datasets made by\n"
+                "                            `convert image-folder`; elsewhere header checks)");
+  flags.AddBool("no-decode", &no_decode,
+                "only header checks of images and audio (also for image-folder datasets)");
   flags.AddString("salvage", &salvage, "write the good records of damaged shards here", "OUTDIR");
   flags.AddBool("overwrite", &overwrite, "let --salvage replace files in OUTDIR");
   flags.AddInt("threads", &threads, "shards checked in parallel (0: one per core)", "N",
@@ -71,8 +83,12 @@ int RunCheck(int argc, char** argv) {
   if (paths.empty()) {
     return ReportError("check", absl::InvalidArgumentError("no PATH given (see --help)"));
   }
+  if (decode && no_decode) {
+    return ReportError("check", absl::InvalidArgumentError("give --decode or --no-decode, not both"));
+  }
   CheckOptions o;
   o.raw = raw;
+  o.decode = decode ? 1 : no_decode ? 0 : -1;
   o.threads = static_cast<int>(threads);
   o.salvage_dir = salvage;
   o.overwrite = overwrite;

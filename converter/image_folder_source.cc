@@ -13,11 +13,14 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
 #include "converter/file_list.h"
 #include "converter/image_header.h"
 #include "converter/source.h"
+#include "reader/decode/image_codecs.h"
+#include "reader/decode/image_decoder.h"
 #include "reader/decode/jpeg_encoder.h"
 #include "record/file.h"
 #include "record/status_macros.h"
@@ -59,6 +62,35 @@ class ImageList {
   std::string names_;
   std::vector<Entry> entries_;
 };
+
+// A JPEG or PNG cut short after its header (a copy that did not finish)
+// passes the header check but not the decode stage, which needs a JPEG's
+// end-of-image marker and a PNG's IEND chunk: DATA_LOSS as the decoder says
+// it. Reads the last bytes only, and the whole file when they are not the
+// usual end (e.g. data after the marker, which the decoder accepts).
+// Only damage (DATA_LOSS) is refused here; images the decoder refuses for
+// their size are the decode stage's to report.
+absl::Status VerifyImageStatus(absl::string_view bytes) {
+  absl::Status s = VerifyImage(bytes, /*header_only=*/true);
+  return absl::IsDataLoss(s) ? s : absl::OkStatus();
+}
+
+absl::Status CheckImageEnd(ReadableFile& file, absl::string_view head) {
+  static constexpr absl::string_view kJpegEnd("\xff\xd9", 2);
+  static constexpr absl::string_view kPngEnd("IEND\xae\x42\x60\x82", 8);
+  const absl::string_view want = LooksLikeJpeg(head) ? kJpegEnd : kPngEnd;
+  if (head.size() < file.size()) {
+    char tail[8];
+    ASSIGN_OR_RETURN(size_t n, file.ReadAt(file.size() - want.size(), tail, want.size()));
+    if (absl::string_view(tail, n) == want) return absl::OkStatus();
+    std::string whole(file.size(), '\0');
+    ASSIGN_OR_RETURN(size_t got, file.ReadAt(0, &whole[0], whole.size()));
+    whole.resize(got);
+    return VerifyImageStatus(whole);
+  }
+  if (absl::EndsWith(head, want)) return absl::OkStatus();
+  return VerifyImageStatus(head);
+}
 
 class ImageFolderSource : public Source {
  public:
@@ -199,8 +231,10 @@ absl::StatusOr<std::unique_ptr<Source>> OpenImageFolderSource(const SourceOption
         } else if (absl::StatusOr<ImageInfo> info = ReadImageInfo(bytes, path); !info.ok()) {
           // The whole file was read: its header is broken for certain.
           if (n == file->size()) problem = std::string(info.status().message());
-        } else if (info->format == "gif" && gifs++ == 0) {
-          first_gif = path;
+        } else if (info->format == "gif") {
+          if (gifs++ == 0) first_gif = path;
+        } else if (absl::Status s = CheckImageEnd(*file, bytes); !s.ok()) {
+          problem = absl::StrCat(path, ": ", s.message());
         }
         if (!problem.empty()) {
           if (o.strict) return absl::DataLossError(absl::StrCat(problem, " (--strict)"));

@@ -21,6 +21,9 @@ struct DecodePlan {
   int x0 = 0, y0 = 0, w = 0, h = 0;  // region, in scaled pixels
   double bx0 = 0, by0 = 0, bx1 = 0, by1 = 0;  // box to resample, region-relative
   bool flip = false;
+  // Stop after the header checks (format, size, a JPEG's end-of-image
+  // marker, a PNG's IEND): decode no pixels.
+  bool header_only = false;
 };
 
 // Called once the header gave the image's size; can_scale: the codec can

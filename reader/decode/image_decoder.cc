@@ -90,6 +90,17 @@ absl::Status DecodeRegion(absl::string_view data, ImageDecodeSpec::Format format
   return jpeg ? DecodeJpegRegion(data, planner, region) : DecodePngRegion(data, planner, region);
 }
 
+// The plan of a whole image at full size, no resampling.
+DecodePlan WholeImage(int width, int height, bool header_only) {
+  DecodePlan p;
+  p.w = width;
+  p.h = height;
+  p.bx1 = width;
+  p.by1 = height;
+  p.header_only = header_only;
+  return p;
+}
+
 class CpuDecoder : public ImageDecoder {
  public:
   const char* name() const override { return "cpu"; }
@@ -128,16 +139,18 @@ const ImageDecoder& CpuImageDecoder() {
   return *decoder;
 }
 
+absl::Status VerifyImage(absl::string_view encoded, bool header_only) {
+  thread_local DecodedRegion region;
+  auto planner = [header_only](int w, int h, bool) { return WholeImage(w, h, header_only); };
+  absl::Status s = DecodeRegion(encoded, ImageDecodeSpec::Format::kAny, planner, &region);
+  constexpr size_t kKeep = size_t{64} << 20;
+  if (region.pixels.capacity() > kKeep) std::vector<uint8_t>().swap(region.pixels);
+  return s;
+}
+
 absl::Status DecodeImageFull(absl::string_view encoded, DecodedImage* out) {
   DecodedRegion region;
-  auto planner = [](int w, int h, bool) {
-    DecodePlan p;
-    p.w = w;
-    p.h = h;
-    p.bx1 = w;
-    p.by1 = h;
-    return p;
-  };
+  auto planner = [](int w, int h, bool) { return WholeImage(w, h, /*header_only=*/false); };
   absl::Status s = DecodeRegion(encoded, ImageDecodeSpec::Format::kAny, planner, &region);
   if (!s.ok()) return s;
   out->width = region.image.width;

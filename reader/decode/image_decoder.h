@@ -55,6 +55,14 @@ struct DecodedImage {
 // The whole image at full size, no resampling (tests and tools).
 absl::Status DecodeImageFull(absl::string_view encoded, DecodedImage* out);
 
+// Whether the decode stage can decode `encoded` (for `shardfeed check`),
+// with DecodeInto's errors. header_only: what the header says (JPEG or PNG,
+// a header that parses, at most kMaxImagePixels, a JPEG's end-of-image
+// marker, a PNG's IEND chunk: a file cut short fails), decoding no pixels;
+// else a whole decode at full size (corrupt entropy-coded or zlib data
+// fails too). Thread-safe; pixel buffers are per thread, large ones freed.
+absl::Status VerifyImage(absl::string_view encoded, bool header_only);
+
 }  // namespace shardfeed
 
 #endif  // SHARDFEED_READER_DECODE_IMAGE_DECODER_H_

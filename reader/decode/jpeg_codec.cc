@@ -101,6 +101,10 @@ absl::Status DecodeJpegRegion(absl::string_view data, Planner planner, DecodedRe
   cinfo.do_fancy_upsampling = TRUE;  // smooth chroma upsampling
   out->plan = planner(cinfo.image_width, cinfo.image_height, /*can_scale=*/true);
   const DecodePlan& plan = out->plan;
+  if (plan.header_only) {
+    jpeg_destroy_decompress(&cinfo);
+    return absl::OkStatus();
+  }
   cinfo.scale_num = 1;
   cinfo.scale_denom = plan.denom;
   jpeg_start_decompress(&cinfo);

@@ -44,6 +44,16 @@ absl::Status DecodePngRegion(absl::string_view data, Planner planner, DecodedReg
   }
   out->plan = planner(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height),
                       /*can_scale=*/false);
+  if (out->plan.header_only) {
+    // The image ends with the IEND chunk (after the 8-byte signature and the
+    // 25-byte IHDR chunk): a file cut short has none.
+    constexpr size_t kFirstChunkAfterIhdr = 33;
+    const size_t iend = data.rfind("IEND");
+    if (iend == absl::string_view::npos || iend < kFirstChunkAfterIhdr + 4) {
+      return absl::DataLossError("PNG: truncated (no IEND chunk)");
+    }
+    return absl::OkStatus();
+  }
   size_t size = 0;
   if ((r = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &size)) != 0) return SpngError(r);
   out->pixels.resize(size);
