@@ -12,6 +12,7 @@
 #include "cli/progress.h"
 #include "converter/convert.h"
 #include "converter/task_part.h"
+#include "record/plural.h"
 
 namespace shardfeed::cli {
 
@@ -129,20 +130,20 @@ int RunConvert(int argc, char** argv) {
   if (!summary.ok()) return ReportError("convert", summary.status(), json);
   if (!quiet && o.task_count > 0) {
     const Manifest& m = summary->manifest;
-    std::fprintf(stderr, "task %d of %d: wrote %d shards (%lld records, %s) in %s in %.2fs\n",
-                 o.task_index, o.task_count, m.shards_size(),
-                 static_cast<long long>(m.total_records()), HumanBytes(m.total_bytes()).c_str(),
+    std::fprintf(stderr, "task %d of %d: wrote %s (%s, %s) in %s in %.2fs\n",
+                 o.task_index, o.task_count, Plural(m.shards_size(), "shard").c_str(),
+                 Plural(m.total_records(), "record").c_str(), HumanBytes(m.total_bytes()).c_str(),
                  PartFolder(output, o.task_index, o.task_count).c_str(), summary->seconds);
   } else if (!quiet) {
     for (const auto& w : summary->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     const Manifest& m = summary->manifest;
-    std::fprintf(stderr, "converted %lld records (%s) into %d shards in %s in %.2fs (%s/s)%s\n",
-                 static_cast<long long>(m.total_records()), HumanBytes(m.total_bytes()).c_str(),
-                 m.shards_size(), output.c_str(), summary->seconds,
+    std::fprintf(stderr, "converted %s (%s) into %s in %s in %.2fs (%s/s)%s\n",
+                 Plural(m.total_records(), "record").c_str(), HumanBytes(m.total_bytes()).c_str(),
+                 Plural(m.shards_size(), "shard").c_str(), output.c_str(), summary->seconds,
                  HumanBytes(m.total_bytes() / std::max(summary->seconds, 1e-9)).c_str(),
                  m.skipped_inputs() > 0
-                     ? absl::StrCat("; skipped ", m.skipped_inputs(),
-                                    " input files (see the warnings)").c_str()
+                     ? absl::StrCat("; skipped ", Plural(m.skipped_inputs(), "input file"),
+                                    " (see the warnings)").c_str()
                      : "");
   }
   if (json) std::printf("%s\n", SummaryToJson(*summary).c_str());

@@ -9,6 +9,8 @@
 #include "cli/progress.h"
 #include "converter/convert.h"
 #include "converter/merge.h"
+#include "record/plural.h"
+#include "record/shard_name.h"
 
 namespace shardfeed::cli {
 
@@ -43,9 +45,10 @@ int RunMerge(int argc, char** argv) {
   if (!summary.ok()) return ReportError("merge", summary.status());
   const Manifest& m = summary->manifest;
   if (!quiet) {
-    std::fprintf(stderr, "merged %d tasks: %lld records (%s) in %d shards; wrote %s/manifest.json\n",
-                 summary->tasks, static_cast<long long>(m.total_records()),
-                 HumanBytes(m.total_bytes()).c_str(), m.shards_size(), args[0].c_str());
+    std::fprintf(stderr, "merged %s: %s (%s) in %s; wrote %s\n",
+                 Plural(summary->tasks, "task").c_str(), Plural(m.total_records(), "record").c_str(),
+                 HumanBytes(m.total_bytes()).c_str(), Plural(m.shards_size(), "shard").c_str(),
+                 JoinPath(args[0], kManifestName).c_str());
   }
   if (json) {
     ConvertSummary s;

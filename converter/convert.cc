@@ -26,8 +26,10 @@
 #include "record/errors.h"
 #include "record/file.h"
 #include "record/index.h"
+#include "record/plural.h"
 #include "record/record_format.h"
 #include "record/record_writer.h"
+#include "record/shard_name.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -94,6 +96,12 @@ absl::StatusOr<Manifest> ManifestFromJson(absl::string_view json) {
 absl::Status ValidateConvertOptions(const ConvertOptions& o) {
   if (o.output_dir.empty()) return absl::InvalidArgumentError("--output is required");
   if (o.input.empty()) return absl::InvalidArgumentError("--input is required");
+  // A missing input is NOT_FOUND before anything else is said about it (a
+  // glob matching nothing, a list file that is missing: the sources say so).
+  if (o.input.find_first_of("*?[") == std::string::npos && o.input[0] != '@' &&
+      !PathExists(o.input)) {
+    return absl::NotFoundError(absl::StrCat("--input ", o.input, ": no such file or directory"));
+  }
   if (o.num_shards < 0 || o.num_shards > kMaxNumShards) {
     return absl::InvalidArgumentError(
         absl::StrCat("--num-shards must be between 0 and ", kMaxNumShards));
@@ -218,8 +226,13 @@ void AddSplits(const SplitLayout& layout, const Source& source, Manifest* m,
   }
 }
 
-absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
+absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& given) {
   const auto start = std::chrono::steady_clock::now();
+  // Folders as typed ("out/"), without the trailing slash that would double
+  // in every path joined to them.
+  ConvertOptions o = given;
+  o.input = StripTrailingSlashes(o.input);
+  o.output_dir = StripTrailingSlashes(o.output_dir);
   RETURN_IF_ERROR(ValidateConvertOptions(o));
   SourceOptions so;
   so.input = o.input;
@@ -295,9 +308,11 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& o) {
   for (size_t s = 0; s < layout.names.size(); ++s) {
     const uint64_t n = source->num_samples(s);
     if (o.num_shards > 0 && n > 0 && static_cast<uint64_t>(o.num_shards) > n) {
-      summary.warnings.push_back(absl::StrCat("split '", layout.names[s], "' has ", n,
-                                              " records: wrote ", n, " shards (one record each), "
-                                              "not --num-shards ", o.num_shards));
+      summary.warnings.push_back(absl::StrCat("split '", layout.names[s], "' has ",
+                                              Plural(static_cast<int64_t>(n), "record"), ": wrote ",
+                                              Plural(static_cast<int64_t>(n), "shard"),
+                                              " (one record each), not --num-shards ",
+                                              o.num_shards));
     }
   }
   if (!leftovers.empty()) {

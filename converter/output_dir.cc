@@ -142,6 +142,12 @@ absl::Status RefuseOutputInInputFolder(const std::string& input, const std::stri
   if (::stat(input.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     // A file or a glob: the folder of its path up to the first wildcard.
     const size_t wild = input.find_first_of("*?[");
+    if (wild != std::string::npos) {
+      absl::StatusOr<std::vector<std::string>> matches = Glob(input);
+      if (absl::IsNotFound(matches.status())) return matches.status();
+    } else if (!PathExists(input)) {
+      return absl::NotFoundError(absl::StrCat("--input ", input, ": no such file or directory"));
+    }
     const size_t slash = input.rfind('/', wild == std::string::npos ? std::string::npos : wild);
     folder = slash == std::string::npos ? "." : slash == 0 ? "/" : input.substr(0, slash);
   }

@@ -75,7 +75,8 @@ absl::Status CheckResume(const ResolvedOptions& r, uint64_t path_fingerprint) {
   if (s.fingerprint != path_fingerprint) {
     return absl::InvalidArgumentError(absl::StrCat(
         "resume: the state is of another dataset or other options (fingerprint ",
-        absl::Hex(s.fingerprint), ", this loader's is ", absl::Hex(path_fingerprint),
+        absl::Hex(s.fingerprint, absl::kZeroPad16), ", this loader's is ",
+        absl::Hex(path_fingerprint, absl::kZeroPad16),
         "): same shards, features, batch_size, shuffle and drop_remainder are needed"));
   }
   if (s.seed != r.o.seed) {

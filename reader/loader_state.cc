@@ -12,7 +12,7 @@ namespace shardfeed {
 
 std::string LoaderState::ToString() const {
   return absl::StrCat("shardfeed-state v1 seed=", seed, " epoch=", epoch, " position=", position,
-                      " batches=", batches, " world=", world_size, " fp=", absl::Hex(fingerprint));
+                      " batches=", batches, " world=", world_size, " fp=", absl::Hex(fingerprint, absl::kZeroPad16));
 }
 
 bool LoaderState::operator==(const LoaderState& o) const {

@@ -813,5 +813,19 @@ TEST(Loader, GpuRingFreedLastWaitsForTheConsumersStream) {
   EXPECT_EQ(cudaSuccess, cudaStreamDestroy(consumer));
 }
 
+// A fingerprint is always 16 hex digits, also when it starts with a 0
+// (absl::Hex alone printed 15 for one in 16 datasets).
+TEST(LoaderState, FingerprintHasSixteenDigits) {
+  LoaderState s;
+  s.fingerprint = 0x0fedcba987654321ull;
+  const std::string text = s.ToString();
+  EXPECT_NE(std::string::npos, text.find(" fp=0fedcba987654321")) << text;
+  auto parsed = LoaderState::Parse(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(s, *parsed);
+  s.fingerprint = 5;
+  EXPECT_NE(std::string::npos, s.ToString().find(" fp=0000000000000005")) << s.ToString();
+}
+
 }  // namespace
 }  // namespace shardfeed
