@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,6 +21,7 @@
 #include "check/check_inputs.h"
 #include "check/media_check.h"
 #include "check/salvage_guard.h"
+#include "check/salvage_manifest.h"
 #include "check/schema.h"
 #include "converter/leftovers.h"
 #include "converter/tfrecord_scan.h"
@@ -132,6 +134,7 @@ class ShardChecker {
   // The records' features, when checked without a manifest's schema.
   const SchemaInference& inference() const { return inference_; }
   MediaChecker& media() { return media_; }
+  void set_salvage_guard(const SalvageGuard* guard) { guard_ = guard; }
 
  private:
   void Add(int64_t offset, std::string what) { problems_.push_back({path_, offset, std::move(what)}); }
@@ -204,7 +207,8 @@ class ShardChecker {
   absl::Status Salvage(const std::vector<std::string>& good,
                        const std::vector<std::pair<uint64_t, uint64_t>>& dropped) {
     SalvageResult& s = result_.salvage;
-    s.output = absl::StrCat(o_.salvage_dir, "/", Basename(path_));
+    RETURN_IF_ERROR(guard_->Check(path_, o_.salvage_dir));
+    s.output = SalvageGuard::OutputFor(path_, o_.salvage_dir);
     RecordWriterOptions wo;
     wo.compression = compression_;
     wo.overwrite = o_.overwrite;
@@ -259,8 +263,8 @@ class ShardChecker {
   absl::Status CheckEmpty() {
     result_.empty = true;
     if (listed_ != nullptr && listed_->records() > 0) {
-      Add(-1, absl::StrCat("is empty (0 bytes); the manifest lists ", listed_->records(),
-                           " records for it"));
+      Add(-1, absl::StrCat("is empty (0 bytes); the manifest lists ",
+                           Plural(listed_->records(), "record"), " for it"));
     } else {
       notes_.push_back({path_, -1, "empty shard (0 bytes, no records)"});
     }
@@ -296,6 +300,7 @@ class ShardChecker {
   bool require_index_;
   const CheckOptions& o_;
   MediaChecker media_;
+  const SalvageGuard* guard_ = nullptr;
   Compression compression_ = Compression::kNone;
   ShardResult result_;
   std::vector<CheckProblem> problems_;
@@ -340,8 +345,8 @@ SchemaReport InferredSchema(const std::vector<std::string>& paths,
     }
   }
   SchemaReport r;
-  r.source = absl::StrCat("inferred from ", all.records(), " records in ", shards.size(),
-                          shards.size() == 1 ? " shard" : " shards");
+  r.source = absl::StrCat("inferred from ", Plural(all.records(), "record"), " in ",
+                          Plural(static_cast<int64_t>(shards.size()), "shard"));
   r.inferred = true;
   r.features = all.Schema();
   for (const auto& [key, n] : all.feature_lists()) r.feature_lists.push_back(key);
@@ -373,8 +378,9 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   }
   if (!expanded.ok()) return expanded.status();
   CheckInputs in = std::move(*expanded);
+  std::optional<SalvageGuard> guard;
   if (!o.salvage_dir.empty()) {
-    RETURN_IF_ERROR(RefuseSalvageOverInputs(in.shards, o.salvage_dir));
+    guard.emplace(in.shards);
     ::mkdir(o.salvage_dir.c_str(), 0755);
     if (!IsDirectory(o.salvage_dir)) {
       return absl::InvalidArgumentError(absl::StrCat(o.salvage_dir, ": cannot create the salvage folder"));
@@ -430,6 +436,7 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
         o.progress(done, total_bytes);
       };
       checker.set_progress(advance);
+      if (guard.has_value()) checker.set_salvage_guard(&*guard);
       absl::Status s = checker.Run();
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
@@ -457,6 +464,17 @@ absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths, const C
   if (pool.empty()) worker();
   for (auto& t : pool) t.join();
   RETURN_IF_ERROR(first_error);
+  if (guard.has_value()) {
+    absl::StatusOr<std::string> written =
+        WriteSalvageManifest(in, report.shards, o.salvage_dir, o.overwrite);
+    if (absl::IsInvalidArgument(written.status())) {
+      report.notes.push_back({o.salvage_dir, -1, std::string(written.status().message())});
+    } else if (!written.ok()) {
+      return written.status();
+    } else {
+      report.salvage_manifest = *written;
+    }
+  }
 
   std::vector<std::string> unlisted_paths;
   std::vector<const SchemaInference*> unlisted;

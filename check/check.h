@@ -96,6 +96,9 @@ struct CheckReport {
   // Temporary files that interrupted shardfeed runs left beside the checked
   // shards (converter/leftovers.h): not part of the dataset, not problems.
   std::vector<std::string> leftovers;
+  // With --salvage: the manifest written for the salvaged shards of a
+  // dataset (check/salvage_manifest.h), "" when none was.
+  std::string salvage_manifest;
 };
 
 absl::StatusOr<CheckReport> Check(const std::vector<std::string>& paths,

@@ -77,10 +77,11 @@ std::string ReportToJson(const CheckReport& r) {
   std::vector<std::string> leftovers;
   for (const auto& f : r.leftovers) leftovers.push_back(JsonQuoted(f));
   return absl::StrFormat(
-      R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":%s,"problems":[%s],"notes":[%s],"schemas":[%s],"shard_results":[%s],"leftovers":[%s]})",
+      R"({"ok":%s,"shards":%d,"records":%d,"bytes":%d,"seconds":%.3f,"mb_per_s":%.1f,"manifest":%s,"problems":[%s],"notes":[%s],"schemas":[%s],"shard_results":[%s],"leftovers":[%s],"salvage_manifest":%s})",
       r.problems.empty() ? "true" : "false", r.shards.size(), r.records, r.bytes, r.seconds,
       r.bytes / 1e6 / std::max(r.seconds, 1e-9), JsonQuoted(r.manifest), ProblemsToJson(r.problems),
-      ProblemsToJson(r.notes), SchemasToJson(r.schemas), shards, absl::StrJoin(leftovers, ","));
+      ProblemsToJson(r.notes), SchemasToJson(r.schemas), shards, absl::StrJoin(leftovers, ","),
+      JsonQuoted(r.salvage_manifest));
 }
 
 }  // namespace shardfeed

@@ -2,18 +2,14 @@
 
 #include <sys/stat.h>
 
-#include <map>
-#include <utility>
-
 #include "absl/strings/str_cat.h"
 #include "record/index.h"
+#include "record/shard_name.h"
 
 namespace shardfeed {
 namespace {
 
-using FileId = std::pair<dev_t, ino_t>;
-
-bool IdOf(const std::string& path, FileId* id) {
+bool IdOf(const std::string& path, std::pair<dev_t, ino_t>* id) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return false;
   *id = {st.st_dev, st.st_ino};
@@ -22,25 +18,27 @@ bool IdOf(const std::string& path, FileId* id) {
 
 }  // namespace
 
-absl::Status RefuseSalvageOverInputs(const std::vector<std::string>& shards,
-                                     const std::string& salvage_dir) {
-  std::map<FileId, std::string> inputs;  // every input shard and index file
-  FileId id;
+SalvageGuard::SalvageGuard(const std::vector<std::string>& shards) {
+  std::pair<dev_t, ino_t> id;
   for (const std::string& s : shards) {
-    if (IdOf(s, &id)) inputs.emplace(id, s);
-    if (IdOf(IndexPathFor(s), &id)) inputs.emplace(id, IndexPathFor(s));
+    if (IdOf(s, &id)) inputs_.emplace(id, s);
+    if (IdOf(IndexPathFor(s), &id)) inputs_.emplace(id, IndexPathFor(s));
   }
-  for (const std::string& s : shards) {
-    const size_t slash = s.rfind('/');
-    const std::string out =
-        absl::StrCat(salvage_dir, "/", slash == std::string::npos ? s : s.substr(slash + 1));
-    for (const std::string& target : {out, IndexPathFor(out)}) {
-      auto it = IdOf(target, &id) ? inputs.find(id) : inputs.end();
-      if (it == inputs.end()) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--salvage ", salvage_dir, " would replace the input ", it->second,
-          " (nothing is modified in place): salvage into another folder"));
-    }
+}
+
+std::string SalvageGuard::OutputFor(const std::string& shard, const std::string& salvage_dir) {
+  return JoinPath(salvage_dir, BaseName(shard));
+}
+
+absl::Status SalvageGuard::Check(const std::string& shard, const std::string& salvage_dir) const {
+  const std::string out = OutputFor(shard, salvage_dir);
+  std::pair<dev_t, ino_t> id;
+  for (const std::string& target : {out, IndexPathFor(out)}) {
+    auto it = IdOf(target, &id) ? inputs_.find(id) : inputs_.end();
+    if (it == inputs_.end()) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--salvage ", salvage_dir, ": the salvaged ", BaseName(shard), " would replace the input ",
+        it->second, " (nothing is modified in place): salvage into another folder"));
   }
   return absl::OkStatus();
 }

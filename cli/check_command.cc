@@ -10,6 +10,7 @@
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "reader/schema_inference.h"
+#include "record/plural.h"
 
 namespace shardfeed::cli {
 namespace {
@@ -96,7 +97,7 @@ int RunCheck(int argc, char** argv) {
   o.progress = [&line](uint64_t done, uint64_t total) { line.UpdateBytes("check", done, total); };
   auto report = Check(paths, o);
   line.Finish();
-  if (!report.ok()) return ReportError("check", report.status());
+  if (!report.ok()) return ReportError("check", report.status(), json);
   if (json) {
     std::printf("%s\n", ReportToJson(*report).c_str());
   } else {
@@ -105,12 +106,15 @@ int RunCheck(int argc, char** argv) {
       if (!s.salvaged) continue;
       std::string ranges;
       for (auto [b, e] : s.salvage.dropped_ranges) ranges += absl::StrFormat(" [%d, %d)", b, e);
-      std::printf("salvaged %s -> %s: kept %lld records, dropped %s records in %lld regions:%s\n",
-                  s.path.c_str(), s.salvage.output.c_str(),
-                  static_cast<long long>(s.salvage.records_kept),
-                  s.salvage.records_dropped >= 0 ? std::to_string(s.salvage.records_dropped).c_str()
-                                                 : "an unknown number of",
-                  static_cast<long long>(s.salvage.regions_dropped), ranges.c_str());
+      std::printf("salvaged %s -> %s: kept %s, dropped %s in %s:%s\n", s.path.c_str(),
+                  s.salvage.output.c_str(), Plural(s.salvage.records_kept, "record").c_str(),
+                  s.salvage.records_dropped >= 0 ? Plural(s.salvage.records_dropped, "record").c_str()
+                                                 : "an unknown number of records",
+                  Plural(s.salvage.regions_dropped, "region").c_str(), ranges.c_str());
+    }
+    if (!report->salvage_manifest.empty()) {
+      std::printf("wrote %s: the salvaged shards with the dataset's schema\n",
+                  report->salvage_manifest.c_str());
     }
     for (const auto& f : report->leftovers) {
       std::printf("warning: %s: a temporary file an interrupted shardfeed run left (not part of "

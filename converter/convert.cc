@@ -82,17 +82,6 @@ std::string ManifestToJson(const Manifest& manifest) {
   return json;
 }
 
-absl::StatusOr<Manifest> ManifestFromJson(absl::string_view json) {
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  Manifest m;
-  auto parsed = google::protobuf::util::JsonStringToMessage(std::string(json), &m, options);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("not a valid manifest: ", parsed.ToString()));
-  }
-  return m;
-}
-
 absl::Status ValidateConvertOptions(const ConvertOptions& o) {
   if (o.output_dir.empty()) return absl::InvalidArgumentError("--output is required");
   if (o.input.empty()) return absl::InvalidArgumentError("--input is required");

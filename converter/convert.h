@@ -100,9 +100,6 @@ std::string SummaryToJson(const ConvertSummary& summary);
 
 // The manifest as written to manifest.json.
 std::string ManifestToJson(const Manifest& manifest);
-// A manifest.json's text (unknown fields ignored); INVALID_ARGUMENT if it is
-// not one.
-absl::StatusOr<Manifest> ManifestFromJson(absl::string_view json);
 
 }  // namespace shardfeed
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "converter/convert.h"
 #include "converter/file_list.h"
+#include "reader/shard_discovery.h"
 #include "record/file.h"
 #include "record/status_macros.h"
 
@@ -39,9 +40,7 @@ absl::StatusOr<std::vector<std::string>> OutputNames(const std::string& dir,
 // there is no manifest, or one that shardfeed did not write.
 std::set<std::string> ListedByShardfeedManifest(const std::string& dir) {
   std::set<std::string> listed;
-  auto json = ReadFileToString(absl::StrCat(dir, "/manifest.json"));
-  if (!json.ok()) return listed;
-  absl::StatusOr<Manifest> m = ManifestFromJson(*json);
+  absl::StatusOr<Manifest> m = ReadManifest(JoinPath(dir, kManifestName));
   if (!m.ok() || m->tool() != "shardfeed") return listed;
   // A name with a '/' is not a file of this folder: never ours to replace.
   auto add = [&listed](const std::string& name) {

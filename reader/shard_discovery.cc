@@ -156,7 +156,11 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& path) {
   Manifest m;
   auto s = google::protobuf::util::JsonStringToMessage(json, &m, options);
   if (!s.ok()) {
-    return absl::DataLossError(absl::StrCat(path, ": not a valid manifest: ", s.ToString()));
+    // protobuf's message spans lines (the text, a caret under it): its
+    // first line says what is wrong.
+    std::string why(s.message());
+    why = why.substr(0, why.find('\n'));
+    return absl::DataLossError(absl::StrCat(path, ": not a valid manifest (", why, ")"));
   }
   return m;
 }

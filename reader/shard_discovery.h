@@ -29,7 +29,7 @@ namespace shardfeed {
 
 struct ManifestInput {
   std::string path;     // ".../manifest.json"
-  absl::Status parsed;  // DATA_LOSS "PATH: not a valid manifest: ..." if not
+  absl::Status parsed;  // DATA_LOSS "PATH: not a valid manifest (...)" if not
   Manifest manifest;
   // True: the dataset was given (its manifest or folder). False: only some
   // of its shards were, by path: `selected` (indices into
@@ -63,7 +63,8 @@ struct ShardInputs {
 absl::StatusOr<ShardInputs> FindShards(const std::vector<std::string>& paths);
 
 // Reads and parses a manifest.json (unknown fields ignored). I/O errors are
-// returned; a parse error is DATA_LOSS "PATH: not a valid manifest: ...".
+// returned; a parse error is DATA_LOSS "PATH: not a valid manifest (what
+// protobuf says)", on one line.
 absl::StatusOr<Manifest> ReadManifest(const std::string& path);
 
 }  // namespace shardfeed
