@@ -53,9 +53,12 @@ class Finder {
     ShardInputs result;
     for (ManifestInput& m : manifests_) {
       if (!m.whole && m.selected.empty()) continue;  // looked at, not used
-      std::sort(m.selected.begin(), m.selected.end());
-      m.selected.erase(std::unique(m.selected.begin(), m.selected.end()), m.selected.end());
-      if (m.whole) m.selected.clear();
+      // Each once, in the order given.
+      std::vector<int> once;
+      for (int i : m.selected) {
+        if (std::find(once.begin(), once.end(), i) == once.end()) once.push_back(i);
+      }
+      m.selected = m.whole ? std::vector<int>() : std::move(once);
       result.manifests.push_back(std::move(m));
     }
     result.loose = std::move(out_.loose);

@@ -33,12 +33,12 @@ struct ManifestInput {
   Manifest manifest;
   // True: the dataset was given (its manifest or folder). False: only some
   // of its shards were, by path: `selected` (indices into
-  // manifest.shards(), ascending).
+  // manifest.shards(), each once, in the order given).
   bool whole = false;
   std::vector<int> selected;
 
-  // The shards to read: every listed one when whole, else the selected ones
-  // (indices into manifest.shards(), ascending).
+  // The shards to read: every listed one when whole (in the manifest's
+  // order), else the selected ones (indices into manifest.shards()).
   std::vector<int> shards() const;
   // Where a listed shard is ("dir/file", or "file" beside a bare manifest).
   std::string ShardPath(const ShardInfo& info) const;
