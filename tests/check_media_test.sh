@@ -27,7 +27,7 @@ ANTS="$FX/images/hymenoptera/train/ants"
 BEES="$FX/images/hymenoptera/train/bees"
 JPG1="$ANTS/$(ls "$ANTS" | head -1)"
 JPG2="$BEES/$(ls "$BEES" | head -1)"
-size2=$(stat -c %s "$JPG2")
+size2=$(stat -L -c %s "$JPG2")
 
 # An image folder with a GIF (a real one is 43 bytes of header + data) and
 # a JPEG whose body is corrupt: cut at half and closed with an end-of-image
@@ -73,7 +73,7 @@ check "convert --strict names it" err_has "cut.jpg: JPEG: truncated (no end-of-i
 # A PNG cut short, too (the decode fixtures' PNG).
 mkdir -p "$TMP/png/a"
 cp "$FX/decode/rgba.png" "$TMP/png/a/good.png"
-head -c $(($(stat -c %s "$FX/decode/rgba.png") - 20)) "$FX/decode/rgba.png" >"$TMP/png/a/cut.png"
+head -c $(($(stat -L -c %s "$FX/decode/rgba.png") - 20)) "$FX/decode/rgba.png" >"$TMP/png/a/cut.png"
 "$SF" convert image-folder --input "$TMP/png" --output "$TMP/pngds" 2>"$TMP/last.err"
 check "convert skips a PNG cut short" err_has "skipped $TMP/png/a/cut.png: PNG: truncated"
 

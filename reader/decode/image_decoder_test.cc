@@ -241,5 +241,24 @@ TEST(BadInput, TruncatedAndCorruptPngAreDataLoss) {
   EXPECT_EQ(DecodeTo224(bad).code(), absl::StatusCode::kDataLoss);
 }
 
+// check's verification: header checks catch a file cut short (no JPEG
+// end-of-image marker, no PNG IEND) without decoding; only a whole decode
+// catches a body cut short and closed with a marker.
+TEST(VerifyImage, HeadersCatchCutFilesWholeDecodeCatchesCorruptBodies) {
+  for (const char* name : {"rgb420.jpg", "progressive.jpg", "cmyk.jpg", "rgba.png", "gray16.png"}) {
+    const std::string good = Fixture(name);
+    EXPECT_TRUE(VerifyImage(good, /*header_only=*/true).ok()) << name;
+    EXPECT_TRUE(VerifyImage(good, /*header_only=*/false).ok()) << name;
+    const std::string cut = good.substr(0, good.size() * 2 / 3);
+    EXPECT_TRUE(absl::IsDataLoss(VerifyImage(cut, /*header_only=*/true))) << name;
+    EXPECT_TRUE(absl::IsDataLoss(VerifyImage(cut, /*header_only=*/false))) << name;
+  }
+  const std::string jpeg = Fixture(kBig);
+  const std::string closed = jpeg.substr(0, jpeg.size() / 2) + "\xff\xd9";
+  EXPECT_TRUE(VerifyImage(closed, /*header_only=*/true).ok());
+  EXPECT_TRUE(absl::IsDataLoss(VerifyImage(closed, /*header_only=*/false)));
+  EXPECT_TRUE(absl::IsInvalidArgument(VerifyImage("GIF89a\x01\x00\x01\x00", true)));
+}
+
 }  // namespace
 }  // namespace shardfeed
