@@ -9,19 +9,7 @@
 # repository's real photos, CIFAR, MNIST and (with SHARDFEED_DATASETS) the
 # shared real datasets.
 set -u
-ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
-SF="$ROOT/cli/shardfeed"
-FX="$ROOT/testdata"
-TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/check_media.XXXXXX")"
-passed=0
-failed=0
-check() {
-  local name="$1"; shift
-  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
-}
-exit_code() { "$@" >"$TMP/last.out" 2>"$TMP/last.err"; echo $?; }
-out_has() { grep -q -- "$1" "$TMP/last.out"; }
-err_has() { grep -q -- "$1" "$TMP/last.err"; }
+source "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}/tests/harness.sh" check_media
 
 ANTS="$FX/images/hymenoptera/train/ants"
 BEES="$FX/images/hymenoptera/train/bees"
@@ -137,6 +125,4 @@ else
   echo "SKIPPED the shared real datasets: SHARDFEED_DATASETS is not set"
 fi
 
-echo "$passed passed, $failed failed"
-rm -rf "$TMP"
-[ "$failed" -eq 0 ]
+finish

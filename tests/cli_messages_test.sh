@@ -6,19 +6,7 @@
 # undamaged shards; convert files @LIST takes a header and string labels;
 # plurals, no doubled slashes, one-line manifest errors.
 set -u
-ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
-SF="$ROOT/cli/shardfeed"
-FX="$ROOT/testdata"
-TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/cli_messages.XXXXXX")"
-passed=0
-failed=0
-check() {
-  local name="$1"; shift
-  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
-}
-exit_code() { "$@" >"$TMP/last.out" 2>"$TMP/last.err"; echo $?; }
-out_has() { grep -q -- "$1" "$TMP/last.out"; }
-err_has() { grep -q -- "$1" "$TMP/last.err"; }
+source "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}/tests/harness.sh" cli_messages
 no_double_slash() { ! grep -q '//' "$@"; }
 
 "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/ds" --quiet
@@ -148,6 +136,4 @@ check "bad manifest: one line naming the file" \
 check "no protobuf caret line" test "$(grep -c '^ *^' "$TMP/last.out")" -eq 0
 check "cat: the same one line" test "$(exit_code "$SF" cat "$TMP/badm")" -eq 1 -a "$(wc -l <"$TMP/last.err")" -eq 1
 
-echo "$passed passed, $failed failed"
-rm -rf "$TMP"
-[ "$failed" -eq 0 ]
+finish
