@@ -26,6 +26,8 @@
 #include "record/errors.h"
 #include "record/file.h"
 #include "record/index.h"
+#include "record/plural.h"
+#include "record/shard_name.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -213,15 +215,17 @@ void VerifyMoves(const std::vector<Move>& moves, int threads, std::vector<std::s
 }
 
 absl::Status Problems(const std::string& dir, const std::vector<std::string>& problems) {
-  return absl::DataLossError(absl::StrCat(dir, ": ", problems.size(),
-                                          " problem(s) in the task parts; nothing was merged\n  ",
+  return absl::DataLossError(absl::StrCat(dir, ": ",
+                                          Plural(static_cast<int64_t>(problems.size()), "problem"),
+                                          " in the task parts; nothing was merged\n  ",
                                           absl::StrJoin(problems, "\n  ")));
 }
 
 }  // namespace
 
-absl::StatusOr<MergeSummary> Merge(const std::string& dir, const MergeOptions& options) {
+absl::StatusOr<MergeSummary> Merge(const std::string& given, const MergeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  const std::string dir = StripTrailingSlashes(given);  // no "out//_parts" in messages
   if (!PathExists(dir)) {
     return absl::NotFoundError(absl::StrCat(dir, ": no such folder (give the OUTPUT the tasks "
                                             "wrote to)"));

@@ -15,6 +15,7 @@
 #include "converter/shard_writer.h"
 #include "record/errors.h"
 #include "record/file.h"
+#include "record/shard_name.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -44,7 +45,7 @@ absl::StatusOr<std::pair<int, int>> ResolveTask(int64_t index, int64_t count) {
   return std::make_pair(static_cast<int>(index), static_cast<int>(count));
 }
 
-std::string PartsDir(const std::string& dir) { return absl::StrCat(dir, "/_parts"); }
+std::string PartsDir(const std::string& dir) { return JoinPath(dir, "_parts"); }
 
 std::string PartName(int task_index, int task_count) {
   return absl::StrFormat("task-%05d-of-%05d", task_index, task_count);

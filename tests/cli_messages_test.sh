@@ -128,6 +128,18 @@ mkdir -p "$TMP/imgs/ants"; cp "$a1" "$TMP/imgs/ants/"; printf 'not an image' >"$
 check "image-folder warning names the file" err_has "skipped $TMP/imgs/ants/notes.txt: not a JPEG"
 check "convert messages have no doubled slash" no_double_slash "$TMP/last.err"
 
+for i in 0 1; do
+  "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/tasks/" --task-index "$i" --task-count 2 \
+    --shard-size 1MB 2>>"$TMP/tasks.err"
+done
+check "task summaries have no doubled slash" no_double_slash "$TMP/tasks.err"
+check "merge OUT/ merges" test "$(exit_code "$SF" merge "$TMP/tasks/")" -eq 0
+check "merge messages have no doubled slash" no_double_slash "$TMP/last.err"
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/half/" --task-index 0 --task-count 2 --quiet
+check "merge of a missing task exits 1" test "$(exit_code "$SF" merge "$TMP/half/")" -eq 1
+check "... '1 problem', no doubled slash" grep -q "^shardfeed merge: $TMP/half: 1 problem in the task parts" "$TMP/last.err"
+check "... and no doubled slash there" no_double_slash "$TMP/last.err"
+
 # A manifest that does not parse: one line naming the file.
 cp -r "$TMP/ds" "$TMP/badm"; printf '{"shards": [ {"file": 3' >"$TMP/badm/manifest.json"
 check "bad manifest exits 1" test "$(exit_code "$SF" check "$TMP/badm")" -eq 1
