@@ -31,8 +31,12 @@ Schema SchemaFromManifest(const Manifest& manifest) {
     rule.kind = KindFromName(f.kind());
     rule.optional = f.optional();
     rule.count = f.length() > 0 ? f.length() : -1;
-    if (f.dtype() == "uint8" && f.shape_size() > 0 && rule.count == 1) {
-      int64_t n = 1;
+    // A raw tensor (uint8, or float64 from the Python Writer) of a fixed
+    // shape: one bytes value of exactly that many bytes.
+    const int64_t element = f.dtype() == "uint8" ? 1 : f.dtype() == "float64" ? 8 : 0;
+    const bool fixed = std::all_of(f.shape().begin(), f.shape().end(), [](int64_t d) { return d >= 0; });
+    if (element > 0 && fixed && (f.shape_size() > 0 || element == 8) && rule.count == 1) {
+      int64_t n = element;
       for (int64_t d : f.shape()) n *= d;
       rule.byte_length = n;
     }

@@ -38,7 +38,7 @@ int RunConvert(int argc, char** argv) {
       "nothing that looks complete is left.");
   std::string input, output, prefix, shard_size = "100MB", compression = "none",
                                      validation_from;
-  int64_t num_shards = 0, seed = 42, threads = 0, level = -1, max_side = 0, quality = 90;
+  int64_t num_shards = 0, seed = 0, threads = 0, level = -1, max_side = 0, quality = 90;
   int64_t task_index = -1, task_count = -1;
   bool no_shuffle = false, overwrite = false, strict = false, json = false, quiet = false,
        allow_small = false;

@@ -59,7 +59,7 @@ struct ConvertOptions {
   // warning in the summary). At most kMaxNumShards.
   int64_t num_shards = 0;
   bool shuffle = true;
-  uint64_t seed = 42;
+  uint64_t seed = 0;
   Compression compression = Compression::kNone;
   int compression_level = -1;
   int threads = 0;  // 0: one per core

@@ -14,14 +14,34 @@ bool SameShape(const FeatureSchema& a, const FeatureSchema& b) {
   return true;
 }
 
+// A feature's kind as a message says it: float64 tensors are bytes on the
+// wire, but the user wrote float64.
+const std::string& KindWord(const FeatureSchema& f) {
+  return f.dtype() == "float64" ? f.dtype() : f.kind();
+}
+
 }  // namespace
 
 absl::Status FoldFeature(FeatureSchema* known, const FeatureSchema& seen) {
   if (known->kind() != seen.kind()) {
-    return absl::InvalidArgumentError(absl::StrCat("feature '", seen.name(), "' is ", seen.kind(),
-                                                   " here but ", known->kind(), " before"));
+    return absl::InvalidArgumentError(absl::StrCat("feature '", seen.name(), "' is ",
+                                                   KindWord(seen), " here but ", KindWord(*known),
+                                                   " before"));
+  }
+  const bool float64 = known->dtype() == "float64" || seen.dtype() == "float64";
+  if (known->kind() == "bytes" && float64 && known->dtype() != seen.dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "feature '", seen.name(), "' is ", seen.dtype().empty() ? "bytes" : seen.dtype(),
+        " here but ", known->dtype().empty() ? "bytes" : known->dtype(), " before"));
   }
   if (seen.optional()) known->set_optional(true);
+  if (known->kind() == "bytes" && float64) {  // raw doubles: keep the dtype
+    if (!SameShape(*known, seen)) {
+      known->clear_shape();
+      known->add_shape(-1);  // varies: variable-length float64
+    }
+    return absl::OkStatus();
+  }
   if (known->length() != seen.length()) known->set_length(0);
   if (known->dtype() != seen.dtype() || !SameShape(*known, seen) || known->length() == 0) {
     known->clear_shape();

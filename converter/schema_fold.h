@@ -5,7 +5,10 @@
 // no shape). A feature some record lacks is optional, as SchemaInference
 // (reader/schema_inference.h) marks it for datasets it reads, so `shardfeed
 // check` accepts the records without it. A kind conflict (int64 here, bytes
-// there) is an error.
+// there) is an error. A float64 tensor (raw bytes, dtype "float64") keeps
+// its dtype when its shape varies: shape [-1] (variable-length float64); a
+// float64 feature whose dtype differs between records is an error (its bytes
+// would be read as another type).
 #ifndef SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
 #define SHARDFEED_CONVERTER_SCHEMA_FOLD_H_
 

@@ -123,6 +123,8 @@ DLDataType DlType(DType d) {
       return {kDLFloat, 16, 1};
     case DType::kBFloat16:
       return {kDLBfloat, 16, 1};
+    case DType::kFloat64:
+      return {kDLFloat, 64, 1};
   }
   return {kDLUInt, 8, 1};
 }
@@ -493,6 +495,8 @@ PYBIND11_MODULE(_shardfeed, m) {
       .def_property_readonly("cache_note",
                              [](const PyLoader& l) { return l.loader()->cache_note(); })
       .def_property_readonly("notes", &PyLoader::notes)
+      .def_property_readonly("feature_notes",
+                             [](const PyLoader& l) { return l.loader()->notes(); })
       .def_property_readonly("path_note", [](const PyLoader& l) { return l.loader()->path_note(); })
       .def_property_readonly("batches_per_epoch",
                              [](const PyLoader& l) { return l.loader()->batches_per_epoch(); })

@@ -9,8 +9,15 @@
 // schema is declared (every record is checked against it) or inferred: each
 // record's features are folded into it (converter/schema_fold.h). Numpy
 // arrays are recorded as the converters do: uint8 arrays as raw bytes with
-// dtype "uint8" and their shape (CIFAR's image), other integer and float
-// arrays as int64/float lists with their dtype and shape.
+// dtype "uint8" and their shape (CIFAR's image), other integer arrays as
+// int64 lists, float32/float16 arrays as float lists, with their dtype and
+// shape. float64 (numpy arrays and scalars, or a feature declared "float64")
+// has no TFRecord list that holds it: it is stored exactly, as raw
+// little-endian doubles in one bytes value with dtype "float64" and its
+// shape ([-1] when it varies), and the reader delivers float64. A plain
+// Python float is a float (float32) value, as in tf.train.FloatList; one
+// float32 cannot hold (overflow to inf, or a nonzero value that would be 0)
+// is refused, as is an integer outside int64 (uint64 arrays included).
 //
 // Errors are shardfeed exceptions (shardfeed.InvalidArgumentError, also a
 // ValueError, for a bad record), raised by the caller-supplied `raise`.
@@ -63,6 +70,38 @@ struct Held {
   std::deque<std::vector<std::string>> lists;
 };
 
+// A Python int as int64, or a message naming the feature and the range.
+int64_t ToInt64(const std::string& name, const py::handle& value) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    BadValue(name, absl::StrCat("the integer ", std::string(py::str(value)),
+                                " is outside int64's range [-2**63, 2**63 - 1]"));
+  }
+  return v;
+}
+
+// A Python float as float32, refusing what float32 cannot hold at all.
+float ToFloat32(const std::string& name, double d) {
+  const float f = static_cast<float>(d);
+  if ((std::isinf(f) && std::isfinite(d)) || (f == 0 && d != 0)) {
+    BadValue(name, absl::StrCat(d, " is outside float32's range (about 1.2e-38 to 3.4e38 in "
+                                   "magnitude; floats are stored as float32): for doubles, give "
+                                   "a numpy float64 array or scalar (stored exactly)"));
+  }
+  return f;
+}
+
+// Doubles stored exactly: raw little-endian bytes, dtype "float64".
+FeatureSchema AddDoubles(const std::string& name, const char* data, size_t count,
+                         std::vector<int64_t> shape, ExampleEncoder* e, Held* keep) {
+  static_assert(sizeof(double) == 8, "IEEE-754 doubles");
+  keep->strings.emplace_back(data, count * sizeof(double));
+  e->AddBytes(name, keep->strings.back());
+  return Seen(name, "bytes", 1, "float64", std::move(shape));
+}
+
 float HalfToFloat(uint16_t h) {
   const int exponent = (h >> 10) & 0x1f;
   const int mantissa = h & 0x3ff;
@@ -87,9 +126,11 @@ absl::string_view TextView(const py::handle& value) {
   return absl::string_view(data, static_cast<size_t>(size));
 }
 
-// A C-contiguous buffer (numpy array or scalar) as a feature.
+// A C-contiguous buffer (numpy array or scalar) as a feature; `declared`:
+// the declared schema's entry, if any (a declared float list takes a float64
+// array as float32, as asked).
 FeatureSchema AddBuffer(const std::string& name, const py::handle& value, ExampleEncoder* e,
-                        Held* keep) {
+                        Held* keep, const FeatureSchema* declared) {
   Py_buffer view;
   if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
     PyErr_Clear();
@@ -120,12 +161,25 @@ FeatureSchema AddBuffer(const std::string& name, const py::handle& value, Exampl
         case 'H': v[i] = *reinterpret_cast<const uint16_t*>(x); break;
         case 'I': v[i] = *reinterpret_cast<const uint32_t*>(x); break;
         case '?': v[i] = *reinterpret_cast<const bool*>(x) ? 1 : 0; break;
-        default: v[i] = static_cast<int64_t>(*reinterpret_cast<const uint64_t*>(x)); break;
+        default: {
+          uint64_t u = 0;  // 'L' / 'Q': 64-bit unsigned
+          std::memcpy(&u, x, sizeof(u));
+          if (view.itemsize == 8 && u > static_cast<uint64_t>(INT64_MAX)) {
+            BadValue(name, absl::StrCat("uint64 value ", u, " at index ", i,
+                                        " is outside int64's range (stored as int64): use "
+                                        "values below 2**63"));
+          }
+          v[i] = static_cast<int64_t>(view.itemsize == 8 ? u : *reinterpret_cast<const uint32_t*>(x));
+          break;
+        }
       }
     }
     e->AddInt64List(name, v);
     const std::string dtype = c == '?' ? "bool" : (std::islower(c) ? "int" : "uint") + bits;
     return Seen(name, "int64", n, dtype, shape);
+  }
+  if (c == 'd' && !(declared != nullptr && declared->kind() == "float")) {
+    return AddDoubles(name, p, static_cast<size_t>(n), shape, e, keep);  // exact
   }
   if (c == 'f' || c == 'd' || c == 'e') {
     std::vector<float> v(static_cast<size_t>(n));
@@ -146,6 +200,7 @@ FeatureSchema AddBuffer(const std::string& name, const py::handle& value, Exampl
 }
 
 // A list or tuple: of ints, of floats (ints allowed), or of bytes/str.
+// Numbers of a feature declared float64 are stored as doubles.
 FeatureSchema AddList(const std::string& name, const py::sequence& list, ExampleEncoder* e,
                       Held* keep, const FeatureSchema* known) {
   const size_t n = list.size();
@@ -162,6 +217,12 @@ FeatureSchema AddList(const std::string& name, const py::sequence& list, Example
   } else if (any_text && !all_int) {
     BadValue(name, "a list mixing bytes and numbers");
   }
+  if (known != nullptr && known->dtype() == "float64" && kind != "bytes") {
+    std::vector<double> v;
+    for (const py::handle item : list) v.push_back(item.cast<double>());
+    return AddDoubles(name, reinterpret_cast<const char*>(v.data()), v.size(),
+                      {static_cast<int64_t>(n)}, e, keep);
+  }
   if (kind == "bytes") {
     keep->lists.emplace_back();
     std::vector<std::string>& values = keep->lists.back();
@@ -174,11 +235,11 @@ FeatureSchema AddList(const std::string& name, const py::sequence& list, Example
     e->AddBytesList(name, values);
   } else if (kind == "int64" && all_int) {
     std::vector<int64_t> v;
-    for (const py::handle item : list) v.push_back(item.cast<int64_t>());
+    for (const py::handle item : list) v.push_back(ToInt64(name, item));
     e->AddInt64List(name, v);
   } else {
     std::vector<float> v;
-    for (const py::handle item : list) v.push_back(item.cast<float>());
+    for (const py::handle item : list) v.push_back(ToFloat32(name, item.cast<double>()));
     e->AddFloatList(name, v);
     kind = "float";
   }
@@ -196,14 +257,27 @@ const FeatureSchema* Find(const std::vector<FeatureSchema>& schema, const std::s
 // where fixed, the declared length (and byte length of a raw tensor).
 void CheckDeclared(const FeatureSchema& declared, const FeatureSchema& seen, size_t bytes) {
   if (declared.kind() != seen.kind()) {
-    BadValue(seen.name(), absl::StrCat("is ", seen.kind(), ", the schema says ", declared.kind()));
+    BadValue(seen.name(), absl::StrCat("is ", seen.kind(), ", the schema says ",
+                                       declared.dtype() == "float64" ? "float64" : declared.kind()));
   }
   if (declared.length() > 0 && declared.length() != seen.length()) {
     BadValue(seen.name(), absl::StrCat(seen.length(), " values, the schema says ", declared.length()));
   }
-  if (declared.kind() == "bytes" && declared.shape_size() > 0) {
-    int64_t want = 1;
-    for (int64_t d : declared.shape()) want *= d;
+  if (declared.kind() == "bytes" && !declared.dtype().empty() && seen.dtype() != declared.dtype() &&
+      (declared.dtype() == "float64" || seen.dtype() == "float64")) {
+    BadValue(seen.name(), absl::StrCat("is ", seen.dtype().empty() ? "bytes" : seen.dtype(),
+                                       ", the schema says ", declared.dtype()));
+  }
+  bool fixed = declared.kind() == "bytes" && declared.shape_size() > 0;
+  int64_t want = declared.dtype() == "float64" ? 8 : 1;
+  for (int64_t d : declared.shape()) {
+    fixed = fixed && d >= 0;
+    want *= d;
+  }
+  if (declared.kind() == "bytes" && declared.dtype() == "float64" && declared.shape_size() == 0) {
+    fixed = true;  // a float64 scalar: 8 bytes
+  }
+  if (fixed) {
     if (static_cast<int64_t>(bytes) != want) {
       BadValue(seen.name(), absl::StrCat(bytes, " bytes, the schema's ", declared.dtype(),
                                          " tensor has ", want));
@@ -234,22 +308,39 @@ class PyWriter {
       if (value.is_none()) continue;
       FeatureSchema f;
       size_t bytes = 0;
+      // The schema so far (declared, or inferred from earlier records): a
+      // float64 feature takes later ints and floats as doubles.
+      const FeatureSchema* known = Find(schema_, name);
       if (py::isinstance<py::bytes>(value) || py::isinstance<py::str>(value)) {
         const absl::string_view text = TextView(value);
         e.AddBytes(name, text);
         bytes = text.size();
         f = Seen(name, "bytes", 1);
       } else if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) {
-        e.AddInt64(name, value.cast<int64_t>());
-        f = Seen(name, "int64", 1);
-      } else if (py::isinstance<py::float_>(value)) {
-        e.AddFloatList(name, {value.cast<float>()});
-        f = Seen(name, "float", 1);
-      } else if (PyObject_CheckBuffer(value.ptr())) {
-        f = AddBuffer(name, value, &e, &keep);
+        if (known != nullptr && known->dtype() == "float64") {
+          const double d = value.cast<double>();
+          f = AddDoubles(name, reinterpret_cast<const char*>(&d), 1, {}, &e, &keep);
+          bytes = sizeof(double);
+        } else {
+          e.AddInt64(name, ToInt64(name, value));
+          f = Seen(name, "int64", 1);
+        }
+      } else if (PyFloat_CheckExact(value.ptr()) ||
+                 (py::isinstance<py::float_>(value) && !PyObject_CheckBuffer(value.ptr()))) {
+        const double d = value.cast<double>();
+        if (known != nullptr && known->dtype() == "float64") {
+          f = AddDoubles(name, reinterpret_cast<const char*>(&d), 1, {}, &e, &keep);
+          bytes = sizeof(double);
+        } else {
+          e.AddFloatList(name, {ToFloat32(name, d)});
+          f = Seen(name, "float", 1);
+        }
+      } else if (PyObject_CheckBuffer(value.ptr())) {  // numpy arrays and scalars (np.float64)
+        f = AddBuffer(name, value, &e, &keep, declared_ ? known : nullptr);
         if (f.kind() == "bytes") bytes = keep.strings.back().size();
       } else if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
-        f = AddList(name, value.cast<py::sequence>(), &e, &keep, Find(schema_, name));
+        f = AddList(name, value.cast<py::sequence>(), &e, &keep, known);
+        if (f.dtype() == "float64") bytes = keep.strings.back().size();
       } else {
         BadValue(name, absl::StrCat("a value of type ", std::string(py::str(value.get_type().attr("__name__"))),
                                     " (expected bytes, str, int, float, a list or a numpy array)"));

@@ -93,20 +93,28 @@ void FillDefault(const FeatureSpec& f, char* row) {
     case DType::kFloat32:
       for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(row)[i] = static_cast<float>(f.default_value);
       break;
+    case DType::kFloat64:
+      for (int64_t i = 0; i < n; ++i) reinterpret_cast<double*>(row)[i] = f.default_value;
+      break;
     case DType::kFloat16:
     case DType::kBFloat16:
       break;  // never in a spec: transform outputs only
   }
 }
 
-// The wire kind a spec reads: decoded images and audio are bytes.
-FeatureKind WireKind(const FeatureSpec& f) {
-  if (f.decode.kind == DecodeKind::kImage || f.decode.kind == DecodeKind::kAudio) {
-    return FeatureKind::kBytes;
+// A variable-length int64/float32 list: every value, appended to *var as
+// the dtype's bytes (the slot turns byte counts into element offsets).
+absl::Status AppendNumbers(const FeatureView& v, const FeatureSpec& f, std::string* var) {
+  if (f.dtype == DType::kInt64) {
+    std::vector<int64_t> values;
+    if (absl::Status s = DecodeInt64s(v, &values); !s.ok()) return Wrong(f, s.message());
+    var->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  } else {
+    std::vector<float> values;
+    if (absl::Status s = DecodeFloats(v, &values); !s.ok()) return Wrong(f, s.message());
+    var->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
   }
-  return f.dtype == DType::kUint8   ? FeatureKind::kBytes
-         : f.dtype == DType::kInt64 ? FeatureKind::kInt64
-                                    : FeatureKind::kFloat;
+  return absl::OkStatus();
 }
 
 // A decoder's error keeps its code (INVALID_ARGUMENT / DATA_LOSS) and gains
@@ -136,9 +144,18 @@ absl::Status DecodeBytesFeature(const FeatureView& v, const FeatureSpec& f, char
       break;
   }
   if (f.variable_length) {
+    if (value.size() % DTypeSize(f.dtype) != 0) {
+      return Wrong(f, absl::StrCat("is ", value.size(), " bytes, not a whole number of ",
+                                   DTypeName(f.dtype), " values (", DTypeSize(f.dtype),
+                                   " bytes each)"));
+    }
     var->append(value.data(), value.size());
-  } else if (static_cast<int64_t>(value.size()) != f.elements()) {
-    return Wrong(f, absl::StrCat("is ", value.size(), " bytes, expected ", f.elements()));
+  } else if (value.size() != f.row_bytes()) {
+    return Wrong(f, absl::StrCat("is ", value.size(), " bytes, expected ", f.row_bytes(),
+                                 f.dtype == DType::kUint8
+                                     ? ""
+                                     : absl::StrCat(" (", f.elements(), " ", DTypeName(f.dtype),
+                                                    " values)")));
   } else {
     std::memcpy(row, value.data(), value.size());
   }
@@ -150,6 +167,7 @@ absl::Status DecodeFeature(const FeatureView& v, const FeatureSpec& f, char* row
   if (WireKind(f) == FeatureKind::kBytes) {
     return DecodeBytesFeature(v, f, row, var, context, length);
   }
+  if (f.variable_length) return AppendNumbers(v, f, var);
   if (f.dtype == DType::kInt64) {
     auto varint = [](WireReader* r, int64_t* x) {
       uint64_t u;
@@ -209,6 +227,7 @@ absl::Status DecodeRowOrError(absl::string_view record, const std::vector<Featur
     const FeatureSpec& f = spec[i];
     if (f.decode.kind == DecodeKind::kLengthOf) continue;
     const FeatureView& v = found[i];
+    if (seen[i] && v.kind == FeatureKind::kNone && f.variable_length) continue;  // no values
     if (!seen[i] || v.kind == FeatureKind::kNone) {
       if (!f.has_default) return Wrong(f, "missing from the record");
       if (f.variable_length) continue;  // an empty value
@@ -235,6 +254,15 @@ absl::Status DecodeRowOrError(absl::string_view record, const std::vector<Featur
 }
 
 }  // namespace
+
+FeatureKind WireKind(const FeatureSpec& f) {
+  if (f.decode.kind == DecodeKind::kImage || f.decode.kind == DecodeKind::kAudio) {
+    return FeatureKind::kBytes;
+  }
+  return IsRawBytes(f)              ? FeatureKind::kBytes
+         : f.dtype == DType::kInt64 ? FeatureKind::kInt64
+                                    : FeatureKind::kFloat;
+}
 
 absl::Status DecodeExampleRow(absl::string_view record, const std::vector<FeatureSpec>& spec,
                               char* const* fixed_rows, std::string* const* var_values,

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "reader/example_wire.h"
 #include "reader/feature_spec.h"
 
 namespace shardfeed {
@@ -24,6 +25,10 @@ struct DecodeContext {
   uint64_t seed = 0;
   uint64_t sample = 0;
 };
+
+// The wire kind a spec reads: bytes for raw tensors (uint8, float64) and
+// for decoded images and audio, else int64 or float.
+FeatureKind WireKind(const FeatureSpec& f);
 
 // fixed_rows[i]: where spec[i]'s row goes (row_bytes() bytes), for fixed
 // features; var_values[i]: the buffer a variable-length spec[i] appends to

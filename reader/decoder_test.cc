@@ -234,5 +234,29 @@ TEST(ParseTransform, OptionChecksRefuseNineChannelsAndNonFiniteNumbers) {
   }
 }
 
+// float64 tensors are raw doubles: exact, and a wrong byte count is named.
+TEST(DecodeExampleRow, Float64IsExactAndItsSizeChecked) {
+  auto spec = *ParseSpec("x:float64[2],v:float64[],n:int64[]");
+  const double x[2] = {1e-300, 0.1};
+  const double v[3] = {4.9e-324, -0.0, 1e300};
+  const int64_t n[2] = {-5, 7};
+  ExampleEncoder e;
+  e.AddBytes("x", absl::string_view(reinterpret_cast<const char*>(x), sizeof(x)));
+  e.AddBytes("v", absl::string_view(reinterpret_cast<const char*>(v), sizeof(v)));
+  e.AddInt64List("n", n);
+  Rows rows(spec);
+  ASSERT_TRUE(DecodeExampleRow(e.Finish(), spec, rows.fixed.data(), rows.var_ptr.data()).ok());
+  EXPECT_EQ(0, std::memcmp(x, rows.data[0].data(), sizeof(x)));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(v), sizeof(v)), rows.var[1]);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(n), sizeof(n)), rows.var[2]);
+  ExampleEncoder bad;
+  bad.AddBytes("x", absl::string_view(reinterpret_cast<const char*>(x), 12));
+  bad.AddBytes("v", "abc");
+  bad.AddInt64List("n", n);
+  Rows rows2(spec);
+  absl::Status s = DecodeExampleRow(bad.Finish(), spec, rows2.fixed.data(), rows2.var_ptr.data());
+  EXPECT_EQ("feature 'x': is 12 bytes, expected 16 (2 float64 values)", s.message());
+}
+
 }  // namespace
 }  // namespace shardfeed

@@ -22,6 +22,8 @@ const char* DTypeName(DType d) {
       return "float16";
     case DType::kBFloat16:
       return "bfloat16";
+    case DType::kFloat64:
+      return "float64";
   }
   return "?";
 }
@@ -37,6 +39,8 @@ size_t DTypeSize(DType d) {
     case DType::kFloat16:
     case DType::kBFloat16:
       return 2;
+    case DType::kFloat64:
+      return 8;
   }
   return 1;
 }
@@ -47,23 +51,56 @@ int64_t FeatureSpec::elements() const {
   return n;
 }
 
-std::vector<FeatureSpec> SpecFromManifest(const Manifest& manifest) {
+bool IsRawBytes(const FeatureSpec& f) {
+  return f.dtype == DType::kUint8 || f.dtype == DType::kFloat64;
+}
+
+std::vector<FeatureSpec> SpecFromManifest(const Manifest& manifest,
+                                          std::vector<std::string>* notes) {
+  auto note = [&](std::string line) {
+    if (notes != nullptr) notes->push_back(std::move(line));
+  };
   std::vector<FeatureSpec> spec;
   for (const FeatureSchema& f : manifest.features()) {
     FeatureSpec s;
     s.name = f.name();
     if (f.kind() == "bytes") {
-      if (f.dtype() == "uint8" && f.shape_size() > 0) {
-        s.dtype = DType::kUint8;
+      const bool raw = (f.dtype() == "uint8" && f.shape_size() > 0) || f.dtype() == "float64";
+      s.dtype = f.dtype() == "float64" ? DType::kFloat64 : DType::kUint8;
+      if (raw) {
         s.shape.assign(f.shape().begin(), f.shape().end());
+        if (std::any_of(s.shape.begin(), s.shape.end(), [](int64_t d) { return d < 0; })) {
+          s.shape.clear();  // a -1 dimension: the shape varies between records
+          s.variable_length = true;
+        }
       } else {
-        s.dtype = DType::kUint8;
         s.variable_length = true;
+        if (!f.dtype().empty() && f.dtype() != "uint8") {
+          note(absl::StrCat("feature '", f.name(), "': dtype '", f.dtype(),
+                            "' is not one the reader knows: delivered as its raw bytes"));
+        }
       }
-    } else {
+    } else if (f.kind() == "int64" || f.kind() == "float") {
       s.dtype = f.kind() == "float" ? DType::kFloat32 : DType::kInt64;
       if (f.length() > 1) s.shape = {f.length()};
-      if (f.length() == 0) continue;  // variable-length numbers: not supported as tensors
+      if (f.length() == 0) s.variable_length = true;  // values + offsets
+    } else {
+      note(absl::StrCat("feature '", f.name(), "' left out: ",
+                        f.kind().empty() ? "no record holds a value (its kind is unknown)"
+                                         : absl::StrCat("unknown kind '", f.kind(), "'")));
+      continue;
+    }
+    if (f.optional()) {
+      if (!s.variable_length) {
+        note(absl::StrCat("feature '", f.name(), "' is missing from some records: delivered "
+                          "variable-length (", f.name(), " + ", f.name(),
+                          "/offsets), an empty row where a record lacks it; give features= "
+                          "with a default (e.g. '", f.name(), ":", DTypeName(s.dtype),
+                          "=0') for a fixed shape"));
+      }
+      s.variable_length = true;
+      s.shape.clear();
+      s.has_default = true;  // missing: an empty row
     }
     spec.push_back(s);
   }
@@ -101,10 +138,12 @@ absl::StatusOr<std::vector<FeatureSpec>> ParseSpec(const std::string& text) {
     }
     f.name = s.substr(0, colon);
     std::string type = s.substr(colon + 1);
+    bool empty_brackets = false;  // "int64[]": variable length
     if (size_t bracket = type.find('['); bracket != std::string::npos) {
       if (type.back() != ']') return absl::InvalidArgumentError(absl::StrCat("'", s, "': bad shape"));
-      for (absl::string_view d : absl::StrSplit(type.substr(bracket + 1, type.size() - bracket - 2),
-                                                absl::ByAnyChar("x, "), absl::SkipEmpty())) {
+      const std::string dims = type.substr(bracket + 1, type.size() - bracket - 2);
+      empty_brackets = absl::StripAsciiWhitespace(dims).empty();
+      for (absl::string_view d : absl::StrSplit(dims, absl::ByAnyChar("x, "), absl::SkipEmpty())) {
         int64_t v;
         if (!absl::SimpleAtoi(d, &v) || v <= 0) {
           return absl::InvalidArgumentError(absl::StrCat("'", s, "': bad dimension '", d, "'"));
@@ -115,17 +154,27 @@ absl::StatusOr<std::vector<FeatureSpec>> ParseSpec(const std::string& text) {
     }
     if (type == "uint8") {
       f.dtype = DType::kUint8;
-      if (f.shape.empty()) return absl::InvalidArgumentError(absl::StrCat("'", s, "': uint8 needs a shape"));
+      if (f.shape.empty() && !empty_brackets) {
+        return absl::InvalidArgumentError(absl::StrCat("'", s, "': uint8 needs a shape"));
+      }
     } else if (type == "int64") {
       f.dtype = DType::kInt64;
     } else if (type == "float32" || type == "float") {
       f.dtype = DType::kFloat32;
+    } else if (type == "float64") {
+      f.dtype = DType::kFloat64;
     } else if (type == "bytes") {
       f.dtype = DType::kUint8;
       f.variable_length = true;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", s, "': type must be uint8, int64, float32 or bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", s, "': type must be uint8, int64, float32, float64 or bytes (TYPE[] for a "
+          "variable-length list)"));
+    }
+    if (empty_brackets) f.variable_length = true;
+    if (f.variable_length && f.has_default && f.default_value != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", item, "': a variable-length feature's default is an empty row ('=0' or none)"));
     }
     spec.push_back(f);
   }
@@ -153,9 +202,11 @@ absl::Status Shape(FeatureSpec* f, const DecodeSpec& d) {
       break;
     case DecodeKind::kInt64List:
     case DecodeKind::kFloatList:
-      if (f->dtype == DType::kUint8) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("decode '", f->name, "=", d.text, "': a bytes feature, not numbers"));
+      if (IsRawBytes(*f)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "decode '", f->name, "=", d.text, "': a ",
+            f->dtype == DType::kUint8 ? "bytes" : "float64 (raw bytes)",
+            " feature, not an int64/float list"));
       }
       f->dtype = d.kind == DecodeKind::kInt64List ? DType::kInt64 : DType::kFloat32;
       f->shape = {d.list_length};
@@ -165,10 +216,10 @@ absl::Status Shape(FeatureSpec* f, const DecodeSpec& d) {
   }
   f->variable_length = false;
   f->decode = d;
-  if (d.optional) {
-    f->has_default = true;
-    f->default_value = d.pad;
-  }
+  // Missing values: what the decode spec says ("optional"), whatever the
+  // manifest's spec said for the undecoded feature.
+  f->has_default = d.optional;
+  f->default_value = d.optional ? d.pad : 0;
   return absl::OkStatus();
 }
 
@@ -188,7 +239,7 @@ absl::Status ApplyDecodeSpecs(const std::map<std::string, std::string>& decode,
     }
     const bool list = d->kind == DecodeKind::kInt64List || d->kind == DecodeKind::kFloatList;
     if (it == features->end()) {
-      // Variable-length number lists are not in the manifest's spec.
+      // A user's spec without the list: the decode spec adds it.
       if (!list) return absl::InvalidArgumentError(absl::StrCat("decode: no feature '", name, "'"));
       FeatureSpec f;
       f.name = name;
@@ -229,7 +280,9 @@ absl::StatusOr<std::map<std::string, std::string>> ParseDecodeOption(const std::
 std::string SpecToString(const std::vector<FeatureSpec>& spec) {
   std::vector<std::string> parts;
   for (const FeatureSpec& f : spec) {
-    std::string p = absl::StrCat(f.name, ":", f.variable_length ? "bytes" : DTypeName(f.dtype));
+    const bool bytes = f.variable_length && f.dtype == DType::kUint8;
+    std::string p = absl::StrCat(f.name, ":", bytes ? "bytes" : DTypeName(f.dtype));
+    if (f.variable_length && !bytes) absl::StrAppend(&p, "[]");
     if (!f.shape.empty()) absl::StrAppend(&p, "[", absl::StrJoin(f.shape, "x"), "]");
     if (f.has_default) absl::StrAppend(&p, "=", f.default_value);
     if (f.decode.kind != DecodeKind::kNone && f.decode.kind != DecodeKind::kLengthOf) {

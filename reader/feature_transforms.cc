@@ -36,7 +36,10 @@ absl::Status ResolveTransforms(const std::vector<FeatureSpec>& features,
     if (spec.variable_length || spec.dtype != DType::kUint8) {
       return absl::InvalidArgumentError(absl::StrCat(
           "transform of '", ft.feature, "': needs a fixed-shape uint8 feature, not ",
-          spec.variable_length ? "variable-length bytes" : DTypeName(spec.dtype),
+          spec.variable_length
+              ? absl::StrCat("variable-length ",
+                             spec.dtype == DType::kUint8 ? "bytes" : DTypeName(spec.dtype))
+              : DTypeName(spec.dtype),
           spec.variable_length && spec.dtype == DType::kUint8
               ? absl::StrCat(" (encoded images: decode them first, e.g. decode={'", ft.feature,
                              "': 'image,random_resized_crop=224,flip'})")

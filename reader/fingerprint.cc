@@ -34,10 +34,11 @@ void AddBatch(const Batch& batch, const std::vector<FeatureSpec>& spec, Fingerpr
     for (size_t f = 0; f < spec.size(); ++f) {
       const Tensor* t = batch.Find(spec[f].name);
       if (spec[f].variable_length) {
-        const auto* offsets =
+        const auto* offsets =  // in elements
             static_cast<const int64_t*>(batch.Find(spec[f].name + "/offsets")->data);
-        parts[f] = absl::string_view(static_cast<const char*>(t->data) + offsets[row],
-                                     offsets[row + 1] - offsets[row]);
+        const size_t element = DTypeSize(spec[f].dtype);
+        parts[f] = absl::string_view(static_cast<const char*>(t->data) + offsets[row] * element,
+                                     (offsets[row + 1] - offsets[row]) * element);
       } else {
         const size_t n = spec[f].row_bytes();
         parts[f] = absl::string_view(static_cast<const char*>(t->data) + row * n, n);

@@ -84,6 +84,7 @@ absl::StatusOr<std::unique_ptr<Loader>> Loader::Create(Dataset dataset,
       return files.status();
     }
   }
+  backend->notes = r.notes;
   backend->cache_note = std::move(cache_note);
   backend->path_note = std::move(path_note);
   return std::unique_ptr<Loader>(new Loader(std::move(backend)));
@@ -91,7 +92,35 @@ absl::StatusOr<std::unique_ptr<Loader>> Loader::Create(Dataset dataset,
 
 Loader::Loader(std::unique_ptr<Backend> backend) : backend_(std::move(backend)) {}
 Loader::~Loader() = default;
-absl::StatusOr<Batch> Loader::Next(absl::Duration timeout) { return backend_->Next(timeout); }
+absl::StatusOr<Batch> Loader::Next(absl::Duration timeout) {
+  return CheckEpochRows(backend_->Next(timeout));
+}
+
+absl::StatusOr<Batch> Loader::CheckEpochRows(absl::StatusOr<Batch> b) {
+  std::lock_guard<std::mutex> lock(epoch_mu_);
+  if (!failed_.ok()) return failed_;
+  if (!b.ok() && !absl::IsOutOfRange(b.status())) return b;
+  if (!b.ok() || b->epoch() != epoch_) {
+    if (epoch_batches_ > 0 && epoch_rows_ == 0) {
+      failed_ = absl::DataLossError(absl::StrCat(
+          "epoch ", epoch_, ": every record was skipped (skip_corrupt; ", epoch_batches_,
+          " batch", epoch_batches_ == 1 ? "" : "es", " of 0 rows, ", stats().skipped_records,
+          " records skipped so far): nothing of this epoch could be read; run `shardfeed check` "
+          "on the shards, or read without skip_corrupt to see the first error"));
+      return failed_;
+    }
+    if (b.ok()) {
+      epoch_ = b->epoch();
+      epoch_batches_ = 0;
+      epoch_rows_ = 0;
+    }
+  }
+  if (b.ok()) {
+    ++epoch_batches_;
+    epoch_rows_ += b->size();
+  }
+  return b;
+}
 LoaderStats Loader::stats() const { return backend_->stats(); }
 const std::vector<FeatureSpec>& Loader::features() const { return backend_->features(); }
 int64_t Loader::batches_per_epoch() const { return backend_->batches_per_epoch(); }
@@ -99,6 +128,7 @@ int Loader::device() const { return backend_->device(); }
 const std::string& Loader::device_note() const { return backend_->device_note(); }
 const std::string& Loader::cache_note() const { return backend_->cache_note; }
 const std::string& Loader::path_note() const { return backend_->path_note; }
+const std::vector<std::string>& Loader::notes() const { return backend_->notes; }
 LoaderState Loader::state() const { return backend_->state(); }
 
 }  // namespace shardfeed

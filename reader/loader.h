@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,7 +125,11 @@ enum class ShuffleMode {
 };
 
 struct LoaderOptions {
-  // Features to deliver. Default (empty): the manifest's schema.
+  // Features to deliver. Default (empty): every feature of the manifest's
+  // schema (SpecFromManifest: variable-length ones as values + offsets).
+  // Every name must be one the dataset has (its manifest, else a sampled
+  // record): Create() refuses an unknown one with INVALID_ARGUMENT naming the
+  // closest (reader/feature_names.h).
   std::vector<FeatureSpec> features;
   int64_t batch_size = 256;
   // Shuffle (see ShuffleMode; false: sequential). The streaming path
@@ -143,7 +148,9 @@ struct LoaderOptions {
   // decode_threads) workers, each filling whole slots. Default: 2 and 2.
   int io_threads = 2;
   int decode_threads = 2;
-  int prefetch = 2;        // ring slots (>= 2: double buffering). Default: 2.
+  // Ring slots (>= 2: double buffering). Default: 3 (the CLI's and Python's
+  // too): one being consumed, one held by a loop variable, one filling.
+  int prefetch = 3;
   // When the consumer holds every slot (unreleased batches), add a slot
   // instead of failing Next() with FAILED_PRECONDITION: memory then grows
   // with what the consumer keeps. Default: false (the Python package: true).
@@ -167,7 +174,9 @@ struct LoaderOptions {
   // place in the plan: a batch with skipped records is delivered short (even
   // with 0 rows), so every rank still gets batches_per_epoch() batches per
   // epoch. Streaming: a damaged framing skips the rest of that shard's part
-  // (counted). Default: false.
+  // (counted). A spec error (an unknown feature name, a wrong kind) is
+  // refused by Create(), never skipped; an epoch in which every record was
+  // skipped is DATA_LOSS from Next(). Default: false.
   bool skip_corrupt = false;
   // Read through the streaming path even when every shard is indexed and
   // uncompressed (for comparisons). Default: false.
@@ -286,7 +295,8 @@ class Loader {
   Loader& operator=(const Loader&) = delete;
 
   // The next batch; OUT_OF_RANGE after the last epoch; DATA_LOSS naming the
-  // file and offset of a corrupt record (unless skip_corrupt);
+  // file and offset of a corrupt record (unless skip_corrupt; with it, once
+  // an epoch ends in which every record was skipped);
   // FAILED_PRECONDITION when every ring slot is held by an unreleased batch
   // (held batches only shrink the ring; their memory is never reused);
   // DEADLINE_EXCEEDED when no batch came within `timeout` (the loader goes
@@ -304,6 +314,10 @@ class Loader {
   const std::string& cache_note() const;
   // Which path reads: "planned", "streaming" (and why) or "resident".
   const std::string& path_note() const;
+  // Default features (LoaderOptions::features empty) left out, or delivered
+  // otherwise than the manifest suggests (an optional feature as values +
+  // offsets), and why: one line each, for stderr or a Python warning.
+  const std::vector<std::string>& notes() const;
   // Where this loader stands after the batches Next() returned (see
   // LoaderOptions::resume).
   LoaderState state() const;
@@ -311,7 +325,15 @@ class Loader {
   class Backend;  // internal: one of the paths
  private:
   explicit Loader(std::unique_ptr<Backend> backend);
+  // The batch, or DATA_LOSS when `b` starts a new epoch (or ends the data)
+  // and the epoch before it delivered batches but no row.
+  absl::StatusOr<Batch> CheckEpochRows(absl::StatusOr<Batch> b);
   std::unique_ptr<Backend> backend_;
+  std::mutex epoch_mu_;  // guards the four below
+  int64_t epoch_ = -1;
+  int64_t epoch_batches_ = 0;
+  int64_t epoch_rows_ = 0;
+  absl::Status failed_;  // sticky: every record of an epoch was skipped
 };
 
 }  // namespace shardfeed

@@ -26,6 +26,7 @@ class Loader::Backend {
   virtual LoaderState state() const = 0;
   std::string cache_note;
   std::string path_note;
+  std::vector<std::string> notes;  // ResolvedOptions::notes
 };
 
 // Seconds on a monotonic clock.

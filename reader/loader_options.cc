@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "reader/feature_names.h"
 #include "reader/feature_transforms.h"
 #include "record/status_macros.h"
 
@@ -124,7 +125,7 @@ absl::StatusOr<ResolvedOptions> ResolveOptions(const Dataset& dataset,
           "no feature spec: give LoaderOptions::features (or --spec), or a dataset with a "
           "manifest.json");
     }
-    o.features = SpecFromManifest(*dataset.manifest);
+    o.features = SpecFromManifest(*dataset.manifest, &r.notes);
   }
   if (o.batch_size < 1) return absl::InvalidArgumentError("batch_size must be >= 1");
   if (o.prefetch < 2) {
@@ -136,6 +137,7 @@ absl::StatusOr<ResolvedOptions> ResolveOptions(const Dataset& dataset,
         absl::StrCat("rank ", o.rank, " is not in [0, world_size=", o.world_size, ")"));
   }
   RETURN_IF_ERROR(ApplyDecodeSpecs(o.decode, &o.features));
+  RETURN_IF_ERROR(CheckFeatureNames(dataset, o.features));
   RETURN_IF_ERROR(ResolveTransforms(o.features, &o.transforms, &r.transform_of));
   RETURN_IF_ERROR(CheckSlotBytes(r));
   o.io_threads = std::max(1, o.io_threads);

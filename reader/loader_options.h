@@ -1,6 +1,7 @@
 // Option resolution: the one place LoaderOptions are checked and completed
-// for every reading path (planned, streaming, resident). Pure; errors are
-// INVALID_ARGUMENT saying which option is wrong and how.
+// for every reading path (planned, streaming, resident). Reads at most one
+// record (CheckFeatureNames' sample, for a dataset without a manifest);
+// errors are INVALID_ARGUMENT saying which option is wrong and how.
 #ifndef SHARDFEED_READER_LOADER_OPTIONS_H_
 #define SHARDFEED_READER_LOADER_OPTIONS_H_
 
@@ -21,10 +22,13 @@ struct ResolvedOptions {
   int64_t total_records = 0;
   // Of the dataset and the options that shape the order (LoaderState).
   uint64_t fingerprint = 0;
+  // For the user: default features left out or delivered otherwise than
+  // the manifest suggests, and why (SpecFromManifest).
+  std::vector<std::string> notes;
 };
 
 // Checks `options` against `dataset`: features (default: the manifest's
-// schema), batch size, prefetch, rank/world, transforms, feature shapes (no
+// schema; every name one the dataset has, reader/feature_names.h), batch size, prefetch, rank/world, transforms, feature shapes (no
 // negative dimension) and one slot's size (overflow-safe, at most 1 TiB),
 // and epochs = 0 with an epoch that yields no batch (it would never deliver
 // anything). The

@@ -236,11 +236,31 @@ TEST(Loader, CorruptRecordIsDataLossWithFileAndOffset) {
 TEST(Loader, MissingFeatureNamesTheRecordOrTakesTheDefault) {
   const std::string dir = MakeDataset(1);
   LoaderOptions o;
+  // No record has 'label': a spec error at Create (the sampled record's names).
   o.features = *ParseSpec("id:int64,label:int64");
   auto ds = Dataset::Open({dir});
   ASSERT_TRUE(ds.ok());
   auto loader = Loader::Create(*ds, o);
-  ASSERT_TRUE(loader.ok());
+  ASSERT_EQ(absl::StatusCode::kInvalidArgument, loader.status().code()) << loader.status();
+  EXPECT_NE(std::string::npos, loader.status().message().find("feature 'label' is not in"));
+  // A record that lacks a feature the others have: DATA_LOSS naming the record.
+  const std::string shard = testing::MakeTempDir() + "/data-0.tfrecord";
+  {
+    auto w = RecordWriter::Create(shard, {});
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 3; ++i) {
+      ExampleEncoder e;
+      e.AddInt64("id", i);
+      if (i != 1) e.AddInt64("label", i);
+      ASSERT_TRUE((*w)->WriteRecord(e.Finish()).ok());
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  ds = Dataset::Open({shard});
+  ASSERT_TRUE(ds.ok());
+  o.shuffle = false;
+  loader = Loader::Create(*ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
   auto batch = (*loader)->Next();
   ASSERT_EQ(absl::StatusCode::kDataLoss, batch.status().code());
   EXPECT_NE(std::string::npos, batch.status().message().find("data-0.tfrecord:"));
@@ -250,7 +270,7 @@ TEST(Loader, MissingFeatureNamesTheRecordOrTakesTheDefault) {
   ASSERT_TRUE(loader.ok());
   batch = (*loader)->Next();
   ASSERT_TRUE(batch.ok()) << batch.status();
-  EXPECT_EQ(-1, static_cast<const int64_t*>(batch->Find("label")->data)[0]);
+  EXPECT_EQ(-1, static_cast<const int64_t*>(batch->Find("label")->data)[1]);
 }
 
 TEST(Loader, DestroyingMidEpochStopsPromptly) {

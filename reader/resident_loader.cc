@@ -179,7 +179,7 @@ class ResidentLoader : public Loader::Backend {
       }
       if (o_.features[f].variable_length) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "cache feature '", name, "' is variable-length bytes: only fixed-shape features can "
+            "cache feature '", name, "' is variable-length: only fixed-shape features can "
             "be resident"));
       }
       resident[f] = true;

@@ -467,6 +467,7 @@ TEST(ResidentLoader, HoldingEverySlotIsAnErrorNotADeadlock) {
   auto ds = Dataset::Open({dir});
   LoaderOptions o = Cached();
   o.features = Spec();
+  o.prefetch = 2;
   auto loader = Loader::Create(*ds, o);
   ASSERT_TRUE(loader.ok()) << loader.status();
   auto a = (*loader)->Next();

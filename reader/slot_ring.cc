@@ -209,9 +209,9 @@ std::vector<Tensor> SlotRing::Describe(Slot* s, int64_t rows) {
   for (size_t f = 0; f < l.features.size(); ++f) {
     const FeatureSpec& spec = l.features[f];
     if (!l.present[f]) continue;
-    if (spec.variable_length) {
-      out.push_back(Tensor{spec.name, DType::kUint8,
-                           {static_cast<int64_t>(s->var_values[f].size())},
+    if (spec.variable_length) {  // offsets count elements of spec.dtype
+      out.push_back(Tensor{spec.name, spec.dtype,
+                           {static_cast<int64_t>(s->var_values[f].size() / DTypeSize(spec.dtype))},
                            s->var_values[f].data(), s->var_values[f].size(), -1});
       out.push_back(Tensor{spec.name + "/offsets", DType::kInt64, {rows + 1},
                            s->var_offsets[f].data(), static_cast<size_t>(rows + 1) * 8, -1});
@@ -321,9 +321,10 @@ int64_t CompactRows(const std::vector<FeatureSpec>& spec, const std::vector<char
     if (!spec[f].variable_length) continue;
     s->var_values[f].clear();
     s->var_offsets[f].assign(1, 0);
+    const size_t element = DTypeSize(spec[f].dtype);
     for (int64_t r = 0; r < kept; ++r) {
       s->var_values[f] += (*var_rows)[f][r];
-      s->var_offsets[f].push_back(static_cast<int64_t>(s->var_values[f].size()));
+      s->var_offsets[f].push_back(static_cast<int64_t>(s->var_values[f].size() / element));
     }
   }
   return kept;

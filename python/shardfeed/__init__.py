@@ -24,6 +24,14 @@ On a GPU (`device=N`), batches are in device memory; `__dlpack__(stream=S)`
 makes stream S wait for the batch's copy (torch passes its current stream),
 and with no stream the call waits for the copy itself.
 
+Variable-length features (bytes such as JPEG files or names, and number
+lists whose length varies, e.g. token ids) arrive ragged, as two tensors:
+NAME, every row's values concatenated (uint8 for bytes, else int64 /
+float32 / float64), and NAME/offsets (int64 [rows + 1]): row r is
+NAME[offsets[r]:offsets[r + 1]]. `batch.ragged(NAME)` gives the rows as a
+list (bytes, or numpy arrays), `batch.strings(NAME)` as Python str; a decode
+spec ("int64,length=128,pad=0") pads them to a fixed shape instead.
+
 `rank`/`world_size` default from the environment of torchrun (RANK,
 WORLD_SIZE), Slurm (SLURM_PROCID, SLURM_NTASKS) or Open MPI
 (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE); each rank gets a disjoint
@@ -37,7 +45,7 @@ import json
 import os
 import warnings
 
-from . import _shardfeed
+from . import _args, _shardfeed
 from ._shardfeed import DataLossError, Error, InvalidArgumentError, NotFoundError, Tensor
 from .writer import Writer, merge, parse_size, write_shards  # noqa: F401 (writer.py)
 
@@ -73,12 +81,36 @@ def _spec_string(features):
 
 
 class Batch(dict):
-    """Feature name -> Tensor, plus `epoch` and `size` (rows)."""
+    """Feature name -> Tensor, plus `epoch` and `size` (rows).
+
+    A variable-length feature NAME comes as NAME (the rows' values, end to
+    end) and NAME/offsets (int64 [rows + 1]); `ragged(NAME)` and
+    `strings(NAME)` split it into rows."""
 
     def __init__(self, tensors, epoch, size):
         super().__init__((t.name, t) for t in tensors)
         self.epoch = epoch
         self.size = size
+
+    def ragged(self, name):
+        """The rows of variable-length feature `name` as a list: `bytes` for a
+        bytes feature, else numpy arrays (views into the batch: they keep its
+        slot until they are gone; .copy() to keep them longer)."""
+        import numpy as np  # only for the helpers: the package itself needs none
+        if name + "/offsets" not in self:
+            raise KeyError(f"{name!r} is not a variable-length feature of this batch (its "
+                           f"tensors: {', '.join(sorted(self))})")
+        values = np.from_dlpack(self[name])
+        offsets = np.from_dlpack(self[name + "/offsets"]).tolist()
+        if values.dtype == np.uint8:
+            data = values.tobytes()
+            return [data[a:b] for a, b in zip(offsets, offsets[1:])]
+        return [values[a:b] for a, b in zip(offsets, offsets[1:])]
+
+    def strings(self, name, encoding="utf-8", errors="strict"):
+        """The rows of variable-length bytes feature `name` as `str` (decoded
+        with `encoding`; e.g. names, captions, image/filename)."""
+        return [row.decode(encoding, errors) for row in self.ragged(name)]
 
 
 class Loader:
@@ -92,7 +124,14 @@ class Loader:
     `epochs=0` is one endless iteration (no `len`).
 
     features: dict name -> "uint8[3,32,32]" | "int64" | "float32[2]" | "bytes"
-        (or a spec string); default: the schema in the dataset's manifest.json.
+        | "int64[]" (variable length) | "float64[4]" (or a spec string);
+        default: every feature of the dataset's manifest.json (a warning says
+        what is left out or delivered otherwise, and why). A name the dataset
+        does not have (manifest, else its first record) is refused here,
+        naming the closest one.
+    skip_corrupt: skip (and count in stats()) corrupt records instead of
+        raising DataLossError; an epoch in which every record was skipped
+        raises DataLossError.
     shuffle: True (a seeded permutation of the whole dataset), "quasi"
         (shuffled shards and blocks, records mixed within `shuffle_buffer`;
         for slow storage) or False. Shards without an index or compressed
@@ -109,7 +148,12 @@ class Loader:
     (a small JSON-serializable dict); see LoaderOptions::resume.
     A Loader cannot be pickled or used in DataLoader worker processes: it
     already reads in parallel; iterate it directly.
-    Other arguments mirror the C++ LoaderOptions (reader/loader.h).
+    device: a GPU ordinal, or -1 (host memory). With no GPU, device >= 0
+        falls back to host memory with a warning (once per process).
+    seed: any integer (modulo 2**64, as the CLI's --seed). Defaults are the
+        CLI's and C++'s: seed 0, prefetch 3, batch_size 256.
+    Other arguments mirror the C++ LoaderOptions (reader/loader.h); a value
+    out of range is InvalidArgumentError naming it and the range.
     """
 
     def __init__(self, paths, *, features=None, split="", batch_size=256, shuffle=True, seed=0,
@@ -127,21 +171,37 @@ class Loader:
         mode = "quasi" if shuffle == "quasi" else "global"
         if shuffle not in (True, False, "quasi", "global"):
             raise InvalidArgumentError(f"shuffle must be True, False or 'quasi', not {shuffle!r}")
-        self._epochs = epochs
+        a, w = _args, "shardfeed.Loader"
+        world_size = a.whole(w, "world_size", world_size, 1, 2**31 - 1)
+        rank = a.whole(w, "rank", rank, 0, world_size - 1)
+        if not isinstance(split, str):
+            raise InvalidArgumentError(f"{w}: split={split!r} must be a string ('' for all)")
+        if isinstance(cache_features, str):
+            cache_features = [cache_features]
+        self._epochs = None if epochs is None else a.whole(w, "epochs", epochs, 0, 2**62)
         self._args = (
-            [os.fspath(p) for p in paths], split, _spec_string(features), batch_size,
-            bool(shuffle), seed, shuffle_buffer, 0 if epochs is None else epochs, drop_remainder,
-            io_threads, decode_threads, prefetch, device, rank, world_size, skip_corrupt, cache,
-            list(cache_features), int(cache_budget_mb * 1000000), dict(transforms or {}),
-            grow_ring)
+            [os.fspath(p) for p in paths], split, _spec_string(features),
+            a.whole(w, "batch_size", batch_size, 1, 1 << 20), bool(shuffle), a.seed(w, seed),
+            a.whole(w, "shuffle_buffer", shuffle_buffer, 0, 1 << 24),
+            0 if epochs is None else self._epochs, a.flag(w, "drop_remainder", drop_remainder),
+            a.whole(w, "io_threads", io_threads, 1, 1024),
+            a.whole(w, "decode_threads", decode_threads, 1, 1024),
+            a.whole(w, "prefetch", prefetch, 2, 64), a.whole(w, "device", device, -1, 1023),
+            rank, world_size, a.flag(w, "skip_corrupt", skip_corrupt), a.flag(w, "cache", cache),
+            [str(f) for f in cache_features],
+            int(a.number(w, "cache_budget_mb", cache_budget_mb, 0) * 1000000),
+            a.text_map(w, "transforms", transforms), a.flag(w, "grow_ring", grow_ring))
         self._mode = mode
-        self._decode = dict(decode or {})
+        self._decode = a.text_map(w, "decode", decode)
         self._pid = os.getpid()
         self._impl = None
         self._open("")
         self.rank, self.world_size = rank, world_size
-        for note in self._impl.notes:  # e.g. "no split given: reading 'train'"
+        # e.g. "no split given: reading 'train'"; default features left out
+        for note in list(self._impl.notes) + list(self._impl.feature_notes):
             warnings.warn(f"shardfeed.Loader: {note}", stacklevel=2)
+        if device >= 0 and self._impl.device < 0:
+            _warn_host_fallback(device, self._impl.device_note)
 
     def _create(self, resume):
         try:
@@ -301,6 +361,19 @@ class Loader:
         return self._live().stats()
 
 
+_host_fallback_warned = False
+
+
+def _warn_host_fallback(device, note):
+    """Once per process: device=N was asked for and batches are in host memory."""
+    global _host_fallback_warned
+    if not _host_fallback_warned:
+        _host_fallback_warned = True
+        warnings.warn(f"shardfeed.Loader: device={device} asked for, but batches are in host "
+                      f"memory ({note or 'no CUDA device'}); pass device=-1 to silence this",
+                      RuntimeWarning, stacklevel=3)
+
+
 class _Iteration:
     """One iteration of a Loader: one epoch (epoch given) or all (None). An
     error from next() (e.g. every slot held) leaves it usable."""
@@ -353,28 +426,26 @@ def _dict_to_state(d):
 
 
 def convert(type, input, output, *, prefix="", shard_size=100_000_000, num_shards=0,
-            shuffle=True, seed=42, compression="none", threads=0, overwrite=False, strict=False,
+            shuffle=True, seed=0, compression="none", threads=0, overwrite=False, strict=False,
             validation_from="", allow_small_shards=False, compression_level=-1, max_side=0,
             quality=90, task_index=None, task_count=None):
     """`shardfeed convert TYPE --input INPUT --output OUTPUT ...`; returns its --json report.
 
-    The keywords are the CLI's flags, with its ranges (shard_size: bytes or
-    "100MB"; seed: any integer, taken modulo 2**64); shard_size below 100 kB needs
+    The keywords are the CLI's flags, with its defaults and ranges
+    (shard_size: bytes or "100MB"; seed: any integer, taken modulo 2**64,
+    default 0 as everywhere); shard_size below 100 kB needs
     allow_small_shards=True; max_side/quality re-encode large images
     (image-folder); task_index/task_count write one task's share into
     OUTPUT/_parts for `shardfeed.merge(OUTPUT)` (None: from SLURM_ARRAY_TASK_ID
     / JOB_COMPLETION_INDEX when set, else one process).
     """
     def whole(name, value, lo, hi):  # the CLI's ranges, named by keyword
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise InvalidArgumentError(f"convert: {name}={value!r} must be an integer in "
-                                       f"[{lo}, {hi}]")
-        return value
+        return _args.whole("convert", name, value, lo, hi)
 
     report = json.loads(_shardfeed.convert(
         type, os.fspath(input), os.fspath(output), prefix, parse_size(shard_size),
         whole("num_shards", num_shards, 0, 99_999), bool(shuffle),
-        int(seed) % (1 << 64), compression, whole("threads", threads, 0, 1024), overwrite, strict,
+        _args.seed("convert", seed), compression, whole("threads", threads, 0, 1024), overwrite, strict,
         validation_from, allow_small_shards, whole("compression_level", compression_level, -1, 9),
         whole("max_side", max_side, 0, 65_535), whole("quality", quality, 1, 100),
         -1 if task_index is None else whole("task_index", task_index, 0, 99_998),

@@ -6,14 +6,22 @@
             w.write({"image": jpeg, "label": label, "tokens": np.asarray(tokens, np.int64)})
     # out/train-00000-of-00003.tfrecord (+ .index) ... and out/manifest.json
 
-Values: bytes or str (a bytes feature), int or bool (int64), float (float),
-a list of those, a numpy array or scalar (uint8 arrays as raw bytes with
-their dtype and shape, as the converters store CIFAR's images; other integer
-and float arrays as int64/float lists with dtype and shape), or None (the
-feature is absent from that record). The schema is inferred from the records
-(a feature whose length varies becomes variable-length) or declared:
-`schema={"image": "uint8[3,32,32]", "label": "int64", "tokens": "int64[]",
-"name": "bytes"}`, and then every record is checked against it.
+Values: bytes or str (a bytes feature), int or bool (int64), float (a
+float32 value, as tf.train.FloatList stores it), a list of those, a numpy
+array or scalar, or None (the feature is absent from that record). Numpy:
+uint8 arrays as raw bytes with their dtype and shape (as the converters store
+CIFAR's images); other integer arrays as int64 lists and float32/float16
+arrays as float lists, with dtype and shape; float64 arrays and scalars
+exactly, as raw little-endian doubles in one bytes value (TFRecord has no
+double list) with dtype "float64" and their shape in the manifest: the Loader
+delivers them as float64, bit for bit. Refused with a message naming the
+feature: an integer outside int64 (also uint64 values >= 2**63) and a Python
+float that float32 cannot hold at all (1e300, 1e-300: give a numpy float64).
+The schema is inferred from the records (a feature whose length varies
+becomes variable-length: the Loader delivers NAME + NAME/offsets) or
+declared: `schema={"image": "uint8[3,32,32]", "label": "int64", "tokens":
+"int64[]", "score": "float64", "name": "bytes"}`, and then every record is
+checked against it.
 
 Shards are size-bounded (`shard_size`, as `convert`) and written under hidden
 temporary names; `close()` (the end of the `with` block) renames them and
@@ -33,7 +41,7 @@ import json
 import os
 import re
 
-from . import _shardfeed
+from . import _args, _shardfeed
 
 __all__ = ["Writer", "write_shards", "merge", "parse_size"]
 
@@ -56,7 +64,7 @@ def parse_size(size):
 
 
 _KINDS = {"bytes": "bytes", "str": "bytes", "int64": "int64", "int": "int64", "float": "float",
-          "float32": "float", "float64": "float", "int32": "int64", "uint8": "bytes"}
+          "float32": "float", "float64": "bytes", "int32": "int64", "uint8": "bytes"}
 
 
 def _schema_entries(schema):
@@ -67,7 +75,7 @@ def _schema_entries(schema):
         if not m or m.group(1) not in _KINDS:
             raise _shardfeed.InvalidArgumentError(
                 f"schema {name!r}: {spec!r} is not TYPE or TYPE[SHAPE] (bytes, int64, float, "
-                f"float32, uint8[...])")
+                f"float32, float64, uint8[...]; TYPE[] for a variable length)")
         dtype, dims = m.group(1), m.group(2)
         shape = [int(d) for d in dims.split(",") if d.strip()] if dims else []
         kind = _KINDS[dtype]
@@ -75,6 +83,10 @@ def _schema_entries(schema):
             if not shape:
                 raise _shardfeed.InvalidArgumentError(f"schema {name!r}: uint8 needs a shape")
             entries.append((name, "bytes", 1, "uint8", shape))
+            continue
+        if dtype == "float64":  # raw doubles in one bytes value: exact
+            entries.append((name, "bytes", 1, "float64", [-1] if dims is not None and not shape
+                            else shape))
             continue
         if dims is None:
             length = 1
@@ -100,7 +112,8 @@ class Writer:
     schema: None (inferred) or {name: "bytes" | "int64" | "float" | "int64[4]"
         | "float[]" | "uint8[3,32,32]"}.
     compression: "none", "zlib" or "gzip".
-    shuffle_window, seed: shuffle within a window of that many records.
+    shuffle_window, seed: shuffle within a window of that many records (seed:
+        any integer, modulo 2**64; default 0, as everywhere).
     task_index, task_count: one task of a distributed job (see merge()).
     overwrite: replace a dataset shardfeed wrote in `output`.
     """
@@ -110,22 +123,32 @@ class Writer:
                  task_index=None, task_count=None, overwrite=False):
         if (task_index is None) != (task_count is None):
             raise _shardfeed.InvalidArgumentError("give both task_index and task_count")
+        a, w = _args, "shardfeed.Writer"
+        if task_count is not None:
+            task_count = a.whole(w, "task_count", task_count, 1, 99_999)
+            task_index = a.whole(w, "task_index", task_index, 0, task_count - 1)
         self.output = os.fspath(output)
         self._impl = _shardfeed.Writer(
             self.output, prefix, split or prefix, parse_size(shard_size), compression,
-            compression_level, overwrite, int(shuffle_window), int(seed),
-            int(task_index or 0), int(task_count or 0), _schema_entries(schema))
+            a.whole(w, "compression_level", compression_level, -1, 9),
+            a.flag(w, "overwrite", overwrite),
+            a.whole(w, "shuffle_window", shuffle_window, 0, 1 << 40), a.seed(w, seed),
+            task_index or 0, task_count or 0, _schema_entries(schema))
         self.summary = None
 
     def write(self, record):
         """Adds one record: a dict of feature name -> value."""
         if self._impl is None:
             raise _shardfeed.Error("FAILED_PRECONDITION: the writer is closed")
+        if not isinstance(record, dict):
+            raise _shardfeed.InvalidArgumentError(
+                f"shardfeed.Writer.write: a record is a dict of feature name -> value, not "
+                f"{type(record).__name__}")
         self._impl.write(record)
 
     def write_many(self, records):
         for record in records:
-            self._impl.write(record)
+            self.write(record)
 
     @property
     def records(self):
