@@ -7,6 +7,7 @@
 // batches.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -72,6 +73,21 @@ std::string MakeWriterDataset() {
     EXPECT_TRUE((*w)->Write(e.FinishUnframed()).ok());
   }
   EXPECT_TRUE((*w)->Close(schema).ok());
+  return dir;
+}
+
+// A folder with one shard (no index, no manifest) of `n` records made by
+// make(i, encoder).
+std::string WriteShard(int n, const std::function<void(int, ExampleEncoder*)>& make) {
+  const std::string dir = testing::MakeTempDir();
+  auto w = RecordWriter::Create(dir + "/data.tfrecord", {});
+  EXPECT_TRUE(w.ok()) << w.status();
+  for (int i = 0; i < n; ++i) {
+    ExampleEncoder e;
+    make(i, &e);
+    EXPECT_TRUE((*w)->WriteRecord(e.Finish()).ok());
+  }
+  EXPECT_TRUE((*w)->Close().ok());
   return dir;
 }
 
@@ -197,18 +213,10 @@ TEST(LoaderValues, UnknownFeatureIsRefusedAtCreateNamingTheClosest) {
 
 // Shards without a manifest: the names come from a sampled record.
 TEST(LoaderValues, WithoutAManifestTheFirstRecordNamesTheFeatures) {
-  const std::string dir = testing::MakeTempDir();
-  {
-    auto w = RecordWriter::Create(dir + "/data.tfrecord", {});
-    ASSERT_TRUE(w.ok());
-    for (int i = 0; i < 8; ++i) {
-      ExampleEncoder e;
-      e.AddInt64("label", i);
-      e.AddBytes("image", "abc");
-      ASSERT_TRUE((*w)->WriteRecord(e.Finish()).ok());
-    }
-    ASSERT_TRUE((*w)->Close().ok());
-  }
+  const std::string dir = WriteShard(8, [](int i, ExampleEncoder* e) {
+    e->AddInt64("label", i);
+    e->AddBytes("image", "abc");
+  });
   LoaderOptions o;
   o.features = *ParseSpec("imgae:bytes,label:int64");
   auto loader = Open(dir, o);
@@ -229,18 +237,10 @@ TEST(LoaderValues, WithoutAManifestTheFirstRecordNamesTheFeatures) {
 // Was: with skip_corrupt, an epoch in which every record failed ended with
 // 0 rows and no error.
 TEST(LoaderValues, AnEpochThatSkipsEveryRecordIsDataLoss) {
-  const std::string dir = testing::MakeTempDir();
-  {
-    auto w = RecordWriter::Create(dir + "/data.tfrecord", {});
-    ASSERT_TRUE(w.ok());
-    for (int i = 0; i < 20; ++i) {
-      ExampleEncoder e;
-      e.AddInt64("id", i);
-      e.AddBytes("image", i == 0 ? "abcd" : "abc");  // 4 bytes only in the sampled record
-      ASSERT_TRUE((*w)->WriteRecord(e.Finish()).ok());
-    }
-    ASSERT_TRUE((*w)->Close().ok());
-  }
+  const std::string dir = WriteShard(20, [](int i, ExampleEncoder* e) {
+    e->AddInt64("id", i);
+    e->AddBytes("image", i == 0 ? "abcd" : "abc");  // 4 bytes only in the sampled record
+  });
   LoaderOptions o;
   o.skip_corrupt = true;
   o.shuffle = false;
