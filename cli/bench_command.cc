@@ -162,6 +162,7 @@ int RunBench(int argc, char** argv) {
   if (!loader.ok()) return fail(loader.status());
   const double startup_s = SecondsSinceProcessStart();
   std::fprintf(stderr, "note: reading path: %s\n", (*loader)->path_note().c_str());
+  for (const std::string& n : (*loader)->notes()) std::fprintf(stderr, "note: %s\n", n.c_str());
   double first_batch_s = -1;
   if (!(*loader)->device_note().empty()) {
     std::fprintf(stderr, "note: %s\n", (*loader)->device_note().c_str());

@@ -459,5 +459,7 @@ def check(paths, *, raw=False, threads=0, salvage=None, overwrite=False):
     """`shardfeed check PATHS ...`; returns its --json report (problems: [] when clean)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    return json.loads(_shardfeed.check([os.fspath(p) for p in paths], raw, threads,
-                                       os.fspath(salvage) if salvage else "", overwrite))
+    return json.loads(_shardfeed.check(
+        [os.fspath(p) for p in paths], _args.flag("check", "raw", raw),
+        _args.whole("check", "threads", threads, 0, 1024), os.fspath(salvage) if salvage else "",
+        _args.flag("check", "overwrite", overwrite)))

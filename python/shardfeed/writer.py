@@ -201,4 +201,5 @@ def merge(output, *, threads=0):
     Verifies every part first (all tasks finished, same run, sizes, CRC32C,
     record counts); any problem raises shardfeed.DataLossError naming the
     task, and nothing changes. Returns the summary of the merged dataset."""
-    return json.loads(_shardfeed.merge(os.fspath(output), threads))
+    return json.loads(_shardfeed.merge(os.fspath(output),
+                                       _args.whole("merge", "threads", threads, 0, 1024)))

@@ -55,6 +55,7 @@ def test_float64_round_trips_exactly(tmp_path):
                 assert means[r] == 1e-300 * (i + 1)
                 seen.append(i)
     assert sorted(seen) == list(range(30))
+    assert shardfeed.check(tmp_path)["problems"] == []  # a float64 tensor's size is checked
 
 
 def test_a_python_float_float32_cannot_hold_is_refused(tmp_path):
@@ -68,10 +69,14 @@ def test_a_python_float_float32_cannot_hold_is_refused(tmp_path):
         w.write({"v": 0.5, "inf": float("inf"), "zero": 0.0})
 
 
-def test_variable_length_features_are_in_the_default_features(tmp_path):
+@pytest.mark.parametrize("path", ["planned", "streaming", "resident"])
+def test_variable_length_features_are_in_the_default_features(tmp_path, path):
     # Was: "tokens" silently missing from the default features.
-    shardfeed.write_shards(_records(30), tmp_path)
-    with shardfeed.Loader(tmp_path, batch_size=8, shuffle=False) as loader:
+    shardfeed.write_shards(_records(30), tmp_path,
+                           compression="gzip" if path == "streaming" else "none")
+    with shardfeed.Loader(tmp_path, batch_size=8, shuffle=False,
+                          cache=path == "resident") as loader:
+        assert loader.path_note.startswith(path)
         assert "tokens:int64[]" in loader.spec
         rows = _all_rows(loader)
     for i, (tokens, name, _, _) in rows.items():
@@ -190,6 +195,8 @@ def test_bad_arguments_name_the_argument_and_its_range(tmp_path):
     with pytest.raises(shardfeed.InvalidArgumentError, match="a record is a dict"):
         with shardfeed.Writer(tmp_path / "w4") as w:
             w.write([1, 2])
+    with pytest.raises(shardfeed.InvalidArgumentError, match=r"check: threads=-1 must be"):
+        shardfeed.check(tmp_path, threads=-1)
 
 
 def _cli_default(command, flag):
