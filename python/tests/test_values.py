@@ -58,6 +58,31 @@ def test_float64_round_trips_exactly(tmp_path):
     assert shardfeed.check(tmp_path)["problems"] == []  # a float64 tensor's size is checked
 
 
+def test_float64_is_what_tensorflow_reads_with_decode_raw(tmp_path):
+    tf = pytest.importorskip("tensorflow")
+    shardfeed.write_shards(_records(3), tmp_path)
+    files = sorted(str(p) for p in tmp_path.glob("*.tfrecord"))
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64),
+            "score": tf.io.FixedLenFeature([], tf.string)}
+    for raw in tf.data.TFRecordDataset(files):
+        ex = tf.io.parse_single_example(raw, spec)
+        score = tf.io.decode_raw(ex["score"], tf.float64).numpy()
+        assert score.tobytes() == _score(int(ex["id"])).tobytes()
+
+
+def test_float64_then_other_bytes_is_a_conflict_not_a_reinterpretation(tmp_path):
+    with pytest.raises(shardfeed.InvalidArgumentError,
+                       match="record 1: feature 'v' is bytes here but float64 before"):
+        with shardfeed.Writer(tmp_path) as w:
+            w.write({"v": np.zeros(2)})
+            w.write({"v": b"12345678"})
+    with shardfeed.Writer(tmp_path / "ok") as w:  # later plain floats join a float64 feature
+        w.write({"v": np.float64(0.25)})
+        w.write({"v": 1e-300})
+    with shardfeed.Loader(tmp_path / "ok", batch_size=2, shuffle=False) as loader:
+        assert np.from_dlpack(next(iter(loader))["v"]).tolist() == [0.25, 1e-300]
+
+
 def test_a_python_float_float32_cannot_hold_is_refused(tmp_path):
     # Was: stored as float32 without a word (1e-300 -> 0.0, 1e300 -> inf).
     for value in (1e-300, 1e300, [0.5, 1e-300]):
