@@ -7,11 +7,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SHARDFEED_HOST_DEVICE __host__ __device__
-#else
-#define SHARDFEED_HOST_DEVICE
-#endif
+#include "gpu/host_device.h"
 
 namespace shardfeed::gpu {
 

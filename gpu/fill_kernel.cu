@@ -1,14 +1,19 @@
 #include "gpu/fill_kernel.h"
 
+#include "gpu/host_kernel.h"
+
 namespace shardfeed::gpu {
 namespace {
 
-__global__ void FillBytes(unsigned char* dst, size_t n, unsigned char value) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    dst[i] = value;
-  }
+SHARDFEED_HOST_DEVICE inline void FillBytesThread(const KernelThread& t, unsigned char* dst,
+                                                  size_t n, unsigned char value) {
+  for (size_t i = t.global_x(); i < n; i += t.stride_x()) dst[i] = value;
 }
+
+__global__ void FillBytes(unsigned char* dst, size_t n, unsigned char value) {
+  FillBytesThread(KernelThread::Current(), dst, n, value);
+}
+SHARDFEED_HOST_KERNEL(FillBytes, FillBytesThread);
 
 }  // namespace
 

@@ -2,22 +2,33 @@
 
 #include <cstring>
 
+#include "gpu/host_kernel.h"
+
 namespace shardfeed::gpu {
 namespace {
 
 // Word is the copy unit: uint4 (16 bytes) when rows and pointers allow it,
 // else bytes. One thread per word of the output, grid-stride.
 template <typename Word>
-__global__ void GatherKernel(const Word* __restrict__ src, int64_t row_words,
-                             const int64_t* __restrict__ idx, int64_t rows, Word* __restrict__ dst) {
+SHARDFEED_HOST_DEVICE inline void GatherThread(const KernelThread& t, const Word* __restrict__ src,
+                                               int64_t row_words, const int64_t* __restrict__ idx,
+                                               int64_t rows, Word* __restrict__ dst) {
   const int64_t total = rows * row_words;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = t.global_x(); i < total; i += t.stride_x()) {
     const int64_t r = i / row_words;
     const int64_t w = i - r * row_words;
     dst[i] = src[idx[r] * row_words + w];
   }
 }
+
+template <typename Word>
+__global__ void GatherKernel(const Word* __restrict__ src, int64_t row_words,
+                             const int64_t* __restrict__ idx, int64_t rows, Word* __restrict__ dst) {
+  GatherThread<Word>(KernelThread::Current(), src, row_words, idx, rows, dst);
+}
+SHARDFEED_HOST_KERNEL(GatherKernel<uint4>, GatherThread<uint4>);
+SHARDFEED_HOST_KERNEL(GatherKernel<uint64_t>, GatherThread<uint64_t>);
+SHARDFEED_HOST_KERNEL(GatherKernel<uint8_t>, GatherThread<uint8_t>);
 
 template <typename Word>
 void Launch(const void* src, int64_t row_words, const int64_t* idx, int64_t rows, void* dst,

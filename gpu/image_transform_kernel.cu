@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/augment_rng.h"
+#include "gpu/host_kernel.h"
 
 namespace shardfeed::gpu {
 namespace {
@@ -18,22 +19,22 @@ struct Params {
 };
 
 template <typename Out>
-__device__ inline Out Convert(float f);
+SHARDFEED_HOST_DEVICE inline Out Convert(float f);
 template <>
-__device__ inline float Convert<float>(float f) { return f; }
+SHARDFEED_HOST_DEVICE inline float Convert<float>(float f) { return f; }
 template <>
-__device__ inline __half Convert<__half>(float f) { return __float2half_rn(f); }
+SHARDFEED_HOST_DEVICE inline __half Convert<__half>(float f) { return __float2half_rn(f); }
 template <>
-__device__ inline __nv_bfloat16 Convert<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
+SHARDFEED_HOST_DEVICE inline __nv_bfloat16 Convert<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
 
 // One thread per output element (n, c, y, x), grid-stride.
 template <typename Out>
-__global__ void TransformKernel(Params p, const uint8_t* __restrict__ in, int64_t rows,
-                                Out* __restrict__ out) {
+SHARDFEED_HOST_DEVICE inline void TransformThread(const KernelThread& t, Params p,
+                                                  const uint8_t* __restrict__ in, int64_t rows,
+                                                  Out* __restrict__ out) {
   const int64_t per_image = int64_t{p.C} * p.H * p.W;
   const int64_t total = rows * per_image;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = t.global_x(); i < total; i += t.stride_x()) {
     const int64_t n = i / per_image;
     int64_t r = i - n * per_image;
     const int c = static_cast<int>(r / (int64_t{p.H} * p.W));
@@ -51,6 +52,15 @@ __global__ void TransformKernel(Params p, const uint8_t* __restrict__ in, int64_
     out[i] = Convert<Out>(static_cast<float>(v) * p.a[c] + p.b[c]);
   }
 }
+
+template <typename Out>
+__global__ void TransformKernel(Params p, const uint8_t* __restrict__ in, int64_t rows,
+                                Out* __restrict__ out) {
+  TransformThread<Out>(KernelThread::Current(), p, in, rows, out);
+}
+SHARDFEED_HOST_KERNEL(TransformKernel<float>, TransformThread<float>);
+SHARDFEED_HOST_KERNEL(TransformKernel<__half>, TransformThread<__half>);
+SHARDFEED_HOST_KERNEL(TransformKernel<__nv_bfloat16>, TransformThread<__nv_bfloat16>);
 
 template <typename Out>
 void Launch(const Params& p, const uint8_t* in, int64_t rows, void* out, cudaStream_t stream) {

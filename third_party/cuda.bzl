@@ -1,10 +1,13 @@
 """cuda_library: compiles .cu files with the system nvcc, one action per file.
 
 Each .cu becomes a position-independent object (nvcc -Xcompiler -fPIC) that a
-cc_library links together with the static CUDA runtime (libcudart_static.a),
-so binaries need only the NVIDIA driver at run time. Headers the .cu files
+cc_library links together with the CUDA runtime (//gpu:cudart: the static
+libcudart_static.a, so binaries need only the NVIDIA driver at run time, or
+the emulated runtime of gpu/emu/ with --config=gpuemu). Headers the .cu files
 include from this workspace are listed in `hdrs` (and `deps` for C++ code
-they call). Targets build on machines without a GPU.
+they call). Targets build on machines without a GPU. Kernels are written with
+gpu/host_kernel.h (their per-thread work also runs as a host loop under the
+emulator), which every cuda_library may include.
 """
 
 # Real GPUs from Ampere (sm_80) and Hopper (sm_90), plus PTX for newer ones.
@@ -24,7 +27,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = [], visibility =
         obj = "_cuda_objs/%s/%s.pic.o" % (name, src[:-len(".cu")])
         native.genrule(
             name = "%s_%s_nvcc" % (name, src.replace("/", "_").replace(".", "_")),
-            srcs = [src] + hdrs,
+            srcs = [src] + hdrs + [Label("//gpu:host_kernel.h"), Label("//gpu:host_device.h")],
             outs = [obj],
             tools = ["@cuda//:nvcc_files"],
             cmd = ("/usr/local/cuda/bin/nvcc -c -std=c++17 -O3 -Xcompiler -fPIC " +
@@ -38,7 +41,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = [], visibility =
         name = name,
         srcs = objects,
         hdrs = hdrs,
-        deps = deps + ["@cuda//:cudart_static"],
+        deps = deps + [Label("//gpu:cudart"), Label("//gpu:host_kernel")],
         visibility = visibility,
         testonly = testonly,
         linkstatic = True,
