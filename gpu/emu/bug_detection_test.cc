@@ -62,9 +62,10 @@ TEST_F(BugDetection, KernelRunningPastItsAllocationDies) {
 class ForgetfulOps : public GpuOps {
  public:
   explicit ForgetfulOps(GpuOps* real) : real_(real) {}
-  absl::StatusOr<void*> CreateEvent() override { return real_->CreateEvent(); }
-  void DestroyEvent(void* e) override { real_->DestroyEvent(e); }
-  absl::Status RecordEvent(void* e, void* s) override { return real_->RecordEvent(e, s); }
+  absl::StatusOr<int> StreamDevice(void* s) override { return real_->StreamDevice(s); }
+  absl::StatusOr<void*> CreateEvent(int d) override { return real_->CreateEvent(d); }
+  void DestroyEvent(void* e, int d) override { real_->DestroyEvent(e, d); }
+  absl::Status RecordEvent(void* e, int d, void* s) override { return real_->RecordEvent(e, d, s); }
   absl::Status StreamWaitEvent(void*, void*) override { return absl::OkStatus(); }
   absl::Status SynchronizeDevice() override { return absl::OkStatus(); }
 
