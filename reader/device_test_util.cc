@@ -13,7 +13,7 @@ bool DeviceAvailable(int device) {
   return count.ok() && device < *count;
 }
 
-std::string DeviceParamName(const testing::TestParamInfo<int>& info) {
+std::string DeviceParamName(const ::testing::TestParamInfo<int>& info) {
   return info.param < 0 ? "Host" : "Gpu" + std::to_string(info.param);
 }
 
@@ -29,6 +29,19 @@ std::vector<char> HostBytes(const Batch& b, const Tensor& t) {
   EXPECT_EQ(cudaSuccess, cudaEventSynchronize(static_cast<cudaEvent_t>(b.cuda_event())));
   EXPECT_EQ(cudaSuccess, cudaMemcpy(out.data(), t.data, t.bytes, cudaMemcpyDeviceToHost));
   return out;
+}
+
+HostCopy CopyToHost(const Batch& b) {
+  HostCopy copy;
+  copy.tensors = b.tensors();
+  copy.bytes.reserve(copy.tensors.size());
+  for (Tensor& t : copy.tensors) {
+    if (t.device < 0) continue;
+    copy.bytes.push_back(HostBytes(b, t));
+    t.data = copy.bytes.back().data();
+    t.device = -1;
+  }
+  return copy;
 }
 
 }  // namespace shardfeed

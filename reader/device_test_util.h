@@ -2,10 +2,10 @@
 // emulated runtime's in a *_emu test): the test parameter, and a batch's
 // tensors copied back to the host for comparison.
 //
-//   class MyTest : public testing::TestWithParam<int> {
+//   class MyTest : public ::testing::TestWithParam<int> {
 //     void SetUp() override { if (!DeviceAvailable(GetParam())) GTEST_SKIP() << "no CUDA device"; }
 //   };
-//   INSTANTIATE_TEST_SUITE_P(OnHostAndGpu, MyTest, testing::Values(-1, 0), DeviceParamName);
+//   INSTANTIATE_TEST_SUITE_P(OnHostAndGpu, MyTest, ::testing::Values(-1, 0), DeviceParamName);
 //   ... o.device = GetParam(); ... HostValues<int64_t>(*batch, "id") ...
 #ifndef SHARDFEED_READER_DEVICE_TEST_UTIL_H_
 #define SHARDFEED_READER_DEVICE_TEST_UTIL_H_
@@ -23,12 +23,20 @@ namespace shardfeed {
 bool DeviceAvailable(int device);
 
 // "Host" for -1, "Gpu0" for 0.
-std::string DeviceParamName(const testing::TestParamInfo<int>& info);
+std::string DeviceParamName(const ::testing::TestParamInfo<int>& info);
 
 // The bytes of `t` (one of b's tensors) on the host. A device tensor is
 // copied back after the batch's copy event; the calling thread's current
 // device is left as it was.
 std::vector<char> HostBytes(const Batch& b, const Tensor& t);
+
+// A batch's tensors with every device tensor's data copied to the host
+// (`tensors` point into `bytes`).
+struct HostCopy {
+  std::vector<std::vector<char>> bytes;
+  std::vector<Tensor> tensors;
+};
+HostCopy CopyToHost(const Batch& b);
 
 // HostBytes of the tensor named `name` as values of T.
 template <typename T>

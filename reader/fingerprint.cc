@@ -28,14 +28,21 @@ uint64_t RecordHash(const std::vector<absl::string_view>& feature_bytes) {
   return h;
 }
 
-void AddBatch(const Batch& batch, const std::vector<FeatureSpec>& spec, Fingerprint* fp) {
+void AddRows(const std::vector<Tensor>& tensors, int64_t rows,
+             const std::vector<FeatureSpec>& spec, Fingerprint* fp) {
+  auto find = [&tensors](const std::string& name) -> const Tensor* {
+    for (const Tensor& t : tensors) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  };
   std::vector<absl::string_view> parts(spec.size());
-  for (int64_t row = 0; row < batch.size(); ++row) {
+  for (int64_t row = 0; row < rows; ++row) {
     for (size_t f = 0; f < spec.size(); ++f) {
-      const Tensor* t = batch.Find(spec[f].name);
+      const Tensor* t = find(spec[f].name);
       if (spec[f].variable_length) {
         const auto* offsets =  // in elements
-            static_cast<const int64_t*>(batch.Find(spec[f].name + "/offsets")->data);
+            static_cast<const int64_t*>(find(spec[f].name + "/offsets")->data);
         const size_t element = DTypeSize(spec[f].dtype);
         parts[f] = absl::string_view(static_cast<const char*>(t->data) + offsets[row] * element,
                                      (offsets[row + 1] - offsets[row]) * element);
@@ -46,6 +53,10 @@ void AddBatch(const Batch& batch, const std::vector<FeatureSpec>& spec, Fingerpr
     }
     fp->Add(RecordHash(parts));
   }
+}
+
+void AddBatch(const Batch& batch, const std::vector<FeatureSpec>& spec, Fingerprint* fp) {
+  AddRows(batch.tensors(), batch.size(), spec, fp);
 }
 
 }  // namespace shardfeed

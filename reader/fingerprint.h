@@ -37,6 +37,9 @@ uint64_t RecordHash(const std::vector<absl::string_view>& feature_bytes);
 
 // Adds every row of a host batch (device batches: copy to host first).
 void AddBatch(const Batch& batch, const std::vector<FeatureSpec>& spec, Fingerprint* fp);
+// The same over `rows` rows of host tensors (e.g. a device batch's copies).
+void AddRows(const std::vector<Tensor>& tensors, int64_t rows,
+             const std::vector<FeatureSpec>& spec, Fingerprint* fp);
 
 }  // namespace shardfeed
 

@@ -45,6 +45,6 @@ def cc_test_with_emulator(name, srcs, deps = [], data = [], size = None, tags = 
         deps = [":" + lib, Label("//gpu/emu:cudart")],
         args = args if emu_args == None else emu_args,
         tags = tags + emu_tags,
-        env = dict({"SHARDFEED_CUDA_EMU_RACES": "abort"}, **emu_env),
+        env = emu_env,
         **common
     )
