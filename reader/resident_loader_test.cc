@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
 #include "gtest/gtest.h"
+#include "reader/device_test_util.h"
 #include "reader/epoch_plan.h"
+#include "reader/feature_transforms.h"
 #include "reader/loader.h"
 #include "record/record_writer.h"
 #include "record/test_util.h"
@@ -57,28 +59,6 @@ std::string MakeDataset() {
   return dir;
 }
 
-std::vector<char> ToHost(const Batch& b, const Tensor& t) {
-  std::vector<char> out(t.bytes);
-  if (t.device < 0) {
-    std::memcpy(out.data(), t.data, t.bytes);
-  } else {
-    EXPECT_EQ(cudaSuccess, cudaEventSynchronize(static_cast<cudaEvent_t>(b.cuda_event())));
-    EXPECT_EQ(cudaSuccess, cudaMemcpy(out.data(), t.data, t.bytes, cudaMemcpyDeviceToHost));
-  }
-  return out;
-}
-
-template <typename T>
-std::vector<T> Values(const Batch& b, const std::string& name) {
-  const Tensor* t = b.Find(name);
-  EXPECT_NE(nullptr, t) << name;
-  if (t == nullptr) return {};
-  std::vector<char> bytes = ToHost(b, *t);
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
-}
-
 struct Run {
   std::vector<std::vector<int64_t>> batches;  // ids per batch
   std::string cache_note;
@@ -98,8 +78,8 @@ absl::StatusOr<Run> ReadAll(const std::string& dir, LoaderOptions o) {
     auto batch = (*loader)->Next();
     if (absl::IsOutOfRange(batch.status())) break;
     if (!batch.ok()) return batch.status();
-    std::vector<int64_t> ids = Values<int64_t>(*batch, "id");
-    std::vector<uint8_t> image = Values<uint8_t>(*batch, "image");
+    std::vector<int64_t> ids = HostValues<int64_t>(*batch, "id");
+    std::vector<uint8_t> image = HostValues<uint8_t>(*batch, "image");
     if (static_cast<int64_t>(ids.size()) != batch->size()) return absl::InternalError("rows");
     for (size_t r = 0; r < ids.size(); ++r) {
       for (int k = 0; k < 12; ++k) {
@@ -109,7 +89,7 @@ absl::StatusOr<Run> ReadAll(const std::string& dir, LoaderOptions o) {
       }
     }
     if (o.record_index) {
-      std::vector<int64_t> index = Values<int64_t>(*batch, kRecordIndexTensor);
+      std::vector<int64_t> index = HostValues<int64_t>(*batch, kRecordIndexTensor);
       if (index != ids) return absl::InternalError("__index differs from the ids");
     }
     run.batches.push_back(std::move(ids));
@@ -132,7 +112,28 @@ LoaderOptions Cached() {
   return o;
 }
 
-TEST(ResidentLoader, ExactlyOnceOverSeedsAndRanks) {
+// The tests that check values run twice: host memory and GPU 0 (tensors
+// copied back; skipped where there is no CUDA device, so they run in
+// resident_loader_test_emu on the emulated GPU and on a GPU machine).
+class ResidentOn : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (!DeviceAvailable(GetParam())) GTEST_SKIP() << "no CUDA device";
+  }
+  LoaderOptions Plain() const {
+    LoaderOptions o;
+    o.device = GetParam();
+    return o;
+  }
+  LoaderOptions Cached() const {
+    LoaderOptions o = ::shardfeed::Cached();
+    o.device = GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(HostAndGpu, ResidentOn, ::testing::Values(-1, 0), DeviceParamName);
+
+TEST_P(ResidentOn, ExactlyOnceOverSeedsAndRanks) {
   const std::string dir = MakeDataset();
   for (bool partial : {false, true}) {
     for (uint64_t seed : {1u, 5u}) {
@@ -162,7 +163,7 @@ TEST(ResidentLoader, ExactlyOnceOverSeedsAndRanks) {
   }
 }
 
-TEST(ResidentLoader, OrderDependsOnlyOnTheSeedAndChangesEachEpoch) {
+TEST_P(ResidentOn, OrderDependsOnlyOnTheSeedAndChangesEachEpoch) {
   const std::string dir = MakeDataset();
   LoaderOptions o = Cached();
   o.features = *ParseSpec("id:int64,image:uint8[1,3,4]");
@@ -187,7 +188,7 @@ TEST(ResidentLoader, OrderDependsOnlyOnTheSeedAndChangesEachEpoch) {
   EXPECT_EQ(first, second);
 }
 
-TEST(ResidentLoader, BatchingAndRemainders) {
+TEST_P(ResidentOn, BatchingAndRemainders) {
   const std::string dir = MakeDataset();
   LoaderOptions o = Cached();
   auto run = ReadAll(dir, o);
@@ -202,10 +203,10 @@ TEST(ResidentLoader, BatchingAndRemainders) {
   for (const auto& b : run->batches) EXPECT_EQ(64u, b.size());
 }
 
-TEST(ResidentLoader, RecordIndexMatchesTheDataOnEveryPath) {
+TEST_P(ResidentOn, RecordIndexMatchesTheDataOnEveryPath) {
   const std::string dir = MakeDataset();
   for (int mode = 0; mode < 3; ++mode) {  // streaming, resident, partial
-    LoaderOptions o = mode == 0 ? LoaderOptions() : Cached();
+    LoaderOptions o = mode == 0 ? Plain() : Cached();
     o.batch_size = 50;
     o.record_index = true;
     o.seed = 3;
@@ -216,7 +217,7 @@ TEST(ResidentLoader, RecordIndexMatchesTheDataOnEveryPath) {
   }
 }
 
-TEST(ResidentLoader, TooSmallABudgetStreamsAndSaysWhy) {
+TEST_P(ResidentOn, TooSmallABudgetStreamsAndSaysWhy) {
   const std::string dir = MakeDataset();
   LoaderOptions o = Cached();
   o.cache.budget_bytes = 1000;  // the table needs 600 * 20 bytes
@@ -230,7 +231,7 @@ TEST(ResidentLoader, TooSmallABudgetStreamsAndSaysWhy) {
 // Regression (finding 9): with the cache's use depending on the budget (0:
 // free memory at start), a state taken on one path and resumed on another
 // was refused as "another dataset or other options".
-TEST(ResidentLoader, ResumeOnAnotherPathSaysWhichAndWhy) {
+TEST_P(ResidentOn, ResumeOnAnotherPathSaysWhichAndWhy) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open({dir});
   ASSERT_TRUE(ds.ok());
@@ -299,7 +300,7 @@ uint64_t FirstSample(const LoaderOptions& o, bool planned, int64_t epoch, int64_
 
 // Every transformed image equals the reference applied to the image its id
 // implies, as the sample number FirstSample gives.
-void CheckTransforms(LoaderOptions o, const std::string& dir, bool planned = false) {
+gpu::ImageTransform OneChannelTransform() {
   gpu::ImageTransform t;
   t.layout = gpu::ImageLayout::kCHW;
   t.channels = 1;
@@ -310,6 +311,12 @@ void CheckTransforms(LoaderOptions o, const std::string& dir, bool planned = fal
   t.pad = 1;
   t.flip = true;
   t.seed = 77;
+  return t;
+}
+
+// `t` (sized as the 12-byte image feature of o.features) in each output type.
+void CheckTransforms(LoaderOptions o, const std::string& dir, bool planned = false,
+                     gpu::ImageTransform t = OneChannelTransform()) {
   for (gpu::OutputType type :
        {gpu::OutputType::kFloat32, gpu::OutputType::kFloat16, gpu::OutputType::kBFloat16}) {
     t.output = type;
@@ -328,16 +335,16 @@ void CheckTransforms(LoaderOptions o, const std::string& dir, bool planned = fal
       const uint64_t sample = FirstSample(o, planned, epoch, k, rows_before);
       const Tensor* image = b->Find("image");
       ASSERT_NE(nullptr, image);
-      EXPECT_EQ((std::vector<int64_t>{b->size(), 1, 3, 4}), image->shape);
+      EXPECT_EQ((std::vector<int64_t>{b->size(), t.channels, t.height, t.width}), image->shape);
       EXPECT_EQ(gpu::OutputTypeSize(type) * 12 * b->size(), image->bytes);
-      std::vector<int64_t> ids = Values<int64_t>(*b, "id");
+      std::vector<int64_t> ids = HostValues<int64_t>(*b, "id");
       std::vector<uint8_t> source(ids.size() * 12);
       for (size_t r = 0; r < ids.size(); ++r) {
         for (int k = 0; k < 12; ++k) source[r * 12 + k] = Pixel(ids[r], k);
       }
       std::vector<char> want(image->bytes);
       ASSERT_TRUE(gpu::TransformImagesOnHost(t, source.data(), b->size(), sample, want.data()).ok());
-      std::vector<char> got = ToHost(*b, *image);
+      std::vector<char> got = HostBytes(*b, *image);
       if ((*loader)->device() < 0 || type == gpu::OutputType::kFloat32) {
         if ((*loader)->device() < 0) {
           ASSERT_EQ(want, got) << "batch at sample " << sample;
@@ -365,14 +372,14 @@ void CheckTransforms(LoaderOptions o, const std::string& dir, bool planned = fal
   }
 }
 
-TEST(ImageTransforms, StreamingLoaderMatchesTheReference) {
-  LoaderOptions o;
+TEST_P(ResidentOn, TransformsStreamingLoaderMatchesTheReference) {
+  LoaderOptions o = Plain();
   o.features = Spec();
   o.batch_size = 64;
   CheckTransforms(o, MakeDataset());
 }
 
-TEST(ImageTransforms, ResidentLoaderMatchesTheReference) {
+TEST_P(ResidentOn, TransformsResidentLoaderMatchesTheReference) {
   LoaderOptions o = Cached();
   o.features = Spec();
   CheckTransforms(o, MakeDataset());
@@ -383,10 +390,10 @@ TEST(ImageTransforms, ResidentLoaderMatchesTheReference) {
 // Regression: the streaming and partially resident paths numbered samples
 // per rank (epoch * N/W + position), so every rank drew the same crops and
 // flips for its k-th sample. Rank 1 of 2 must get numbers after rank 0's.
-TEST(ImageTransforms, RanksGetDistinctSampleNumbersOnEveryPath) {
+TEST_P(ResidentOn, TransformsRanksGetDistinctSampleNumbersOnEveryPath) {
   const std::string dir = MakeDataset();
   for (int rank = 0; rank < 2; ++rank) {
-    LoaderOptions o;
+    LoaderOptions o = Plain();
     o.features = Spec();
     o.batch_size = 64;
     o.world_size = 2;
@@ -415,6 +422,28 @@ TEST(ImageTransforms, RanksGetDistinctSampleNumbersOnEveryPath) {
   }
 }
 
+// The CIFAR-10 and ImageNet presets (3 channels: the 12-byte images read as
+// [3, 2, 2]) in float32, float16 and bfloat16, streamed and resident.
+TEST_P(ResidentOn, TransformsPresetsMatchTheReference) {
+  const std::string dir = MakeDataset();
+  for (const char* preset : {"cifar10", "imagenet"}) {
+    SCOPED_TRACE(preset);
+    auto parsed = ParseTransform(absl::StrCat("image=chw,", preset, ",pad=1,flip,seed=5"));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    gpu::ImageTransform t = parsed->transform;
+    t.channels = 3;
+    t.height = 2;
+    t.width = 2;
+    ASSERT_EQ(3u, t.mean.size());
+    for (bool cached : {false, true}) {
+      LoaderOptions o = cached ? Cached() : Plain();
+      o.batch_size = 64;
+      o.features = *ParseSpec("id:int64,image:uint8[3,2,2],blob:bytes");
+      CheckTransforms(o, dir, /*planned=*/false, t);
+    }
+  }
+}
+
 TEST(ResidentLoader, BadOptionsAreRejected) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open({dir});
@@ -438,7 +467,7 @@ TEST(ResidentLoader, BadOptionsAreRejected) {
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, Loader::Create(*ds, o).status().code());
 }
 
-TEST(ResidentLoader, GrowRingKeepsHeldBatchesIntact) {
+TEST_P(ResidentOn, GrowRingKeepsHeldBatchesIntact) {
   const std::string dir = MakeDataset();
   for (bool partial : {false, true}) {
     auto ds = Dataset::Open({dir});
@@ -454,15 +483,15 @@ TEST(ResidentLoader, GrowRingKeepsHeldBatchesIntact) {
       auto b = (*loader)->Next();
       if (absl::IsOutOfRange(b.status())) break;
       ASSERT_TRUE(b.ok()) << b.status();
-      copies.push_back(Values<int64_t>(*b, "id"));
+      copies.push_back(HostValues<int64_t>(*b, "id"));
       kept.push_back(*std::move(b));
     }
     ASSERT_EQ(10u, kept.size());
-    for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(copies[i], Values<int64_t>(kept[i], "id"));
+    for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(copies[i], HostValues<int64_t>(kept[i], "id"));
   }
 }
 
-TEST(ResidentLoader, HoldingEverySlotIsAnErrorNotADeadlock) {
+TEST_P(ResidentOn, HoldingEverySlotIsAnErrorNotADeadlock) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open({dir});
   LoaderOptions o = Cached();
