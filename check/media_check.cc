@@ -106,7 +106,11 @@ void MediaChecker::Add(absl::string_view record, int64_t offset) {
     for (size_t i = 0; i < values.size(); ++i) {
       const absl::string_view v = values[i];
       const Signature sig = Sniff(v);
-      if (tally == nullptr) tally = &tallies_[std::string(key)];
+      if (tally == nullptr) {  // no allocation once the feature is known
+        auto it = tallies_.find(key);
+        if (it == tallies_.end()) it = tallies_.emplace(std::string(key), FeatureTally()).first;
+        tally = &it->second;
+      }
       ++tally->values;
       if (Decodable(sig)) ++tally->media;
       std::string error;
