@@ -12,6 +12,7 @@
 #include "converter/convert.h"
 #include "gtest/gtest.h"
 #include "reader/dataset.h"
+#include "reader/device_test_util.h"
 #include "reader/decode/image_decoder.h"
 #include "reader/feature_spec.h"
 #include "reader/loader.h"
@@ -40,8 +41,9 @@ struct Delivered {
   std::vector<int64_t> labels;
 };
 
+// Batches on `device` (-1: host memory) are copied back row by row.
 Delivered Load(const std::string& dir, const std::string& decode, int threads, int epochs,
-               std::vector<FeatureSpec>* spec_out = nullptr) {
+               int device, std::vector<FeatureSpec>* spec_out = nullptr) {
   Delivered d;
   absl::StatusOr<Dataset> ds = Dataset::Open({dir}, "train");
   EXPECT_TRUE(ds.ok()) << ds.status();
@@ -57,6 +59,7 @@ Delivered Load(const std::string& dir, const std::string& decode, int threads, i
   o.seed = 9;
   o.epochs = epochs;
   o.decode_threads = threads;
+  o.device = device;
   absl::StatusOr<std::unique_ptr<Loader>> loader = Loader::Create(*std::move(ds), o);
   EXPECT_TRUE(loader.ok()) << loader.status();
   if (!loader.ok()) return d;
@@ -71,19 +74,30 @@ Delivered Load(const std::string& dir, const std::string& decode, int threads, i
     const Tensor* label = b->Find("image/class/label");
     EXPECT_EQ(image->dtype, DType::kUint8);
     EXPECT_EQ(image->shape, (std::vector<int64_t>{image->shape[0], 224, 224, 3}));
+    EXPECT_EQ(device, image->device);
+    const std::vector<char> pixels = HostBytes(*b, *image);
+    const std::vector<int64_t> labels = HostValues<int64_t>(*b, label->name);
     for (int64_t r = 0; r < image->shape[0]; ++r) {
-      d.images.emplace_back(static_cast<const char*>(image->data) + r * 224 * 224 * 3,
-                            224 * 224 * 3);
-      d.labels.push_back(static_cast<const int64_t*>(label->data)[r]);
+      d.images.emplace_back(pixels.data() + r * 224 * 224 * 3, 224 * 224 * 3);
+      d.labels.push_back(labels[r]);
     }
   }
   return d;
 }
 
-TEST(DecodeLoader, TrainingCropsDependOnlyOnSeedAndDeliveryNumber) {
+// Decoded batches in host memory and on GPU 0 (skipped without a device).
+class DecodeOn : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (!DeviceAvailable(GetParam())) GTEST_SKIP() << "no CUDA device";
+  }
+};
+INSTANTIATE_TEST_SUITE_P(HostAndGpu, DecodeOn, ::testing::Values(-1, 0), DeviceParamName);
+
+TEST_P(DecodeOn, TrainingCropsDependOnlyOnSeedAndDeliveryNumber) {
   const std::string dir = ConvertPhotos(0);
-  const Delivered one = Load(dir, "image,random_resized_crop=224,flip", 1, 2);
-  const Delivered two = Load(dir, "image,random_resized_crop=224,flip", 2, 2);
+  const Delivered one = Load(dir, "image,random_resized_crop=224,flip", 1, 2, GetParam());
+  const Delivered two = Load(dir, "image,random_resized_crop=224,flip", 2, 2, GetParam());
   ASSERT_EQ(one.images.size(), 16u);  // 8 training photos, 2 epochs
   EXPECT_TRUE(one.images == two.images);
   EXPECT_EQ(one.labels, two.labels);
@@ -96,10 +110,10 @@ TEST(DecodeLoader, TrainingCropsDependOnlyOnSeedAndDeliveryNumber) {
   EXPECT_EQ(same, 0);
 }
 
-TEST(DecodeLoader, EvaluationPathIsTheSameEveryEpochAndMatchesTheDecoder) {
+TEST_P(DecodeOn, EvaluationPathIsTheSameEveryEpochAndMatchesTheDecoder) {
   const std::string dir = ConvertPhotos(0);
   std::vector<FeatureSpec> spec;
-  const Delivered d = Load(dir, "image,resize=256,center_crop=224", 2, 2, &spec);
+  const Delivered d = Load(dir, "image,resize=256,center_crop=224", 2, 2, GetParam(), &spec);
   ASSERT_EQ(d.images.size(), 16u);
   for (int i = 0; i < 8; ++i) EXPECT_TRUE(d.images[i] == d.images[i + 8]) << i;
   // Rows equal the decoder's output for one of the photos.
@@ -121,7 +135,7 @@ TEST(DecodeLoader, MaxSideReencodesLargerImagesAndRecordsIt) {
   ASSERT_TRUE(ds.ok()) << ds.status();
   EXPECT_EQ(ds->manifest->options().max_side(), 256);
   EXPECT_EQ(ds->manifest->options().quality(), 90);
-  const Delivered d = Load(dir, "image,resize=256,center_crop=224", 2, 1);
+  const Delivered d = Load(dir, "image,resize=256,center_crop=224", 2, 1, -1);
   EXPECT_EQ(d.images.size(), 8u);
   // Re-converting gives the same bytes (deterministic re-encoding).
   const std::string again = ConvertPhotos(256);

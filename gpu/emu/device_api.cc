@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gpu/emu/emu_control.h"
 #include "gpu/emu/machine.h"
 
 using shardfeed::gpu::emu::CheckApiCall;
@@ -173,6 +174,13 @@ CUresult EmuDeviceGet(CUdevice* device, int ordinal) {
   return CUDA_SUCCESS;
 }
 
+// Whether the device's primary context exists (never released here).
+CUresult EmuDevicePrimaryCtxGetState(CUdevice device, unsigned int* flags, int* active) {
+  if (flags != nullptr) *flags = 0;
+  *active = shardfeed::gpu::emu::PrimaryContextCreated(device) ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
 struct DriverEntry {
   const char* name;
   void* fn;
@@ -188,6 +196,7 @@ const DriverEntry kDriverEntries[] = {
     {"cuCtxDestroy", reinterpret_cast<void*>(&EmuCtxDestroy)},
     {"cuInit", reinterpret_cast<void*>(&EmuInit)},
     {"cuDeviceGet", reinterpret_cast<void*>(&EmuDeviceGet)},
+    {"cuDevicePrimaryCtxGetState", reinterpret_cast<void*>(&EmuDevicePrimaryCtxGetState)},
 };
 
 }  // namespace
