@@ -7,8 +7,10 @@
 //   4. epochs/s over DATASET served from the resident device cache vs streamed;
 //   5. the fused normalize kernel (uint8 -> float32/float16) in bytes moved
 //      per second vs device-to-device cudaMemcpy (read + write).
-// Usage: gpu_bench DATASET [--device N]   (DATASET: converted CIFAR-10)
-// Without a CUDA device it says so and exits with status 2.
+// Usage: gpu_bench DATASET [--device N] [--quick]   (DATASET: converted CIFAR-10)
+// --quick: tiny sizes, a smoke run (the emulated runtime's test of this
+// binary); its figures mean nothing. Without a CUDA device it says so and
+// exits with status 2.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -36,6 +38,33 @@ using gpu::CudaStream;
 using gpu::DeviceBuffer;
 using gpu::PinnedBuffer;
 
+// How much each measurement moves: the real run, or a smoke run (--quick).
+struct Sizes {
+  size_t copy_bytes = 256 << 20;
+  int raw_copies = 200;
+  int ring_epochs = 3;
+  int compute_elements = 1 << 22, compute_iterations = 2000, compute_launches = 50;
+  int streamed_epochs = 5, cached_epochs = 20;
+  int64_t normalize_rows = 50000;
+  int repeats = 5;
+};
+Sizes g_sizes;
+
+Sizes QuickSizes() {
+  Sizes q;
+  q.copy_bytes = 1 << 20;
+  q.raw_copies = 4;
+  q.ring_epochs = 1;
+  q.compute_elements = 1 << 10;
+  q.compute_iterations = 4;
+  q.compute_launches = 2;
+  q.streamed_epochs = 1;
+  q.cached_epochs = 2;
+  q.normalize_rows = 64;
+  q.repeats = 1;
+  return q;
+}
+
 // Seconds between two events recorded around `fn` on `stream`, best of n.
 absl::StatusOr<double> TimeOnStream(cudaStream_t stream, int n,
                                     const std::function<absl::Status()>& fn) {
@@ -61,18 +90,18 @@ void Row(const std::string& what, double value, const std::string& unit, double 
 }
 
 absl::Status CopyBandwidth() {
-  const size_t bytes = 256 << 20;
+  const size_t bytes = g_sizes.copy_bytes;
   ASSIGN_OR_RETURN(PinnedBuffer pinned, PinnedBuffer::Create(bytes));
   std::vector<char> pageable(bytes, 1);
   std::memset(pinned.get(), 1, bytes);
   ASSIGN_OR_RETURN(DeviceBuffer dev, DeviceBuffer::Create(bytes));
   ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create());
-  ASSIGN_OR_RETURN(double t_pinned, TimeOnStream(stream.get(), 5, [&]() -> absl::Status {
+  ASSIGN_OR_RETURN(double t_pinned, TimeOnStream(stream.get(), g_sizes.repeats, [&]() -> absl::Status {
     RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dev.get(), pinned.get(), bytes, cudaMemcpyHostToDevice,
                                          stream.get()), "copy");
     return absl::OkStatus();
   }));
-  const double t_pageable = BestOf(5, [&] {
+  const double t_pageable = BestOf(g_sizes.repeats, [&] {
     cudaMemcpy(dev.get(), pageable.data(), bytes, cudaMemcpyHostToDevice);
   });
   Row("H2D cudaMemcpyAsync from pinned memory (baseline)", bytes / t_pinned / 1e9, "GB/s", 1.0, "");
@@ -112,7 +141,7 @@ absl::Status RingAndOverlap(const std::string& dataset, int device) {
   LoaderOptions o;
   o.device = device;
   o.batch_size = 256;
-  o.epochs = 3;
+  o.epochs = g_sizes.ring_epochs;
   o.prefetch = 3;
   ASSIGN_OR_RETURN(PassResult ring, Pass(dataset, o));
   int64_t row_bytes = 0;
@@ -126,14 +155,14 @@ absl::Status RingAndOverlap(const std::string& dataset, int device) {
   ASSIGN_OR_RETURN(PinnedBuffer pinned, PinnedBuffer::Create(batch_bytes));
   ASSIGN_OR_RETURN(DeviceBuffer dev, DeviceBuffer::Create(batch_bytes));
   ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create());
-  ASSIGN_OR_RETURN(double t_raw, TimeOnStream(stream.get(), 5, [&]() -> absl::Status {
-    for (int i = 0; i < 200; ++i) {
+  ASSIGN_OR_RETURN(double t_raw, TimeOnStream(stream.get(), g_sizes.repeats, [&]() -> absl::Status {
+    for (int i = 0; i < g_sizes.raw_copies; ++i) {
       RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dev.get(), pinned.get(), batch_bytes,
                                            cudaMemcpyHostToDevice, stream.get()), "copy");
     }
     return absl::OkStatus();
   }));
-  const double raw = 200.0 * batch_bytes / t_raw;
+  const double raw = static_cast<double>(g_sizes.raw_copies) * batch_bytes / t_raw;
   const double ring_rate = ring.records * row_bytes / std::max(ring.stats.copy_seconds, 1e-9);
   Row(absl::StrFormat("cudaMemcpyAsync pinned, %zu-byte batches (baseline)", batch_bytes),
       raw / 1e9, "GB/s", 1.0, "");
@@ -144,17 +173,18 @@ absl::Status RingAndOverlap(const std::string& dataset, int device) {
       ring.seconds / raw, "raw pinned copies");
 
   // Overlap: a compute loop alone, then while the loader streams.
-  const int n = 1 << 22;
+  const int n = g_sizes.compute_elements;
   ASSIGN_OR_RETURN(DeviceBuffer work, DeviceBuffer::Create(n * sizeof(float)));
   RETURN_IF_CUDA_ERROR(cudaMemset(work.get(), 0, n * sizeof(float)), "memset");
   auto compute = [&]() -> absl::Status {
-    for (int i = 0; i < 50; ++i) {
-      RETURN_IF_CUDA_ERROR(LaunchBusyCompute(static_cast<float*>(work.get()), n, 2000,
+    for (int i = 0; i < g_sizes.compute_launches; ++i) {
+      RETURN_IF_CUDA_ERROR(LaunchBusyCompute(static_cast<float*>(work.get()), n,
+                                             g_sizes.compute_iterations,
                                              stream.get()), "compute");
     }
     return absl::OkStatus();
   };
-  ASSIGN_OR_RETURN(double t_alone, TimeOnStream(stream.get(), 3, compute));
+  ASSIGN_OR_RETURN(double t_alone, TimeOnStream(stream.get(), g_sizes.repeats, compute));
   o.epochs = 0;  // forever, until stopped
   absl::Status loader_status;
   std::atomic<bool> stop{false};
@@ -176,17 +206,18 @@ absl::Status RingAndOverlap(const std::string& dataset, int device) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the pipeline fills
   const int64_t before = streamed.load();
   const double w0 = NowSeconds();
-  absl::StatusOr<double> t_busy = TimeOnStream(stream.get(), 3, compute);
+  absl::StatusOr<double> t_busy = TimeOnStream(stream.get(), g_sizes.repeats, compute);
   const double w1 = NowSeconds();
   const int64_t during = streamed.load() - before;
   stop = true;
   feeder.join();
   RETURN_IF_ERROR(loader_status);
   RETURN_IF_ERROR(t_busy.status());
-  Row("compute kernel alone (baseline)", 50.0 / t_alone, "launch/s", 1.0, "");
+  const double launches = g_sizes.compute_launches;
+  Row("compute kernel alone (baseline)", launches / t_alone, "launch/s", 1.0, "");
   Row(absl::StrFormat("compute kernel while the loader streams (%.0f records/s)",
                       during / (w1 - w0)),
-      50.0 / *t_busy, "launch/s", t_alone / *t_busy, "alone");
+      launches / *t_busy, "launch/s", t_alone / *t_busy, "alone");
   return absl::OkStatus();
 }
 
@@ -194,15 +225,16 @@ absl::Status CacheVsStreamed(const std::string& dataset, int device) {
   LoaderOptions o;
   o.device = device;
   o.batch_size = 256;
-  o.epochs = 5;
+  o.epochs = g_sizes.streamed_epochs;
   ASSIGN_OR_RETURN(PassResult streamed, Pass(dataset, o));
   o.cache.enabled = true;
-  o.epochs = 20;
+  o.epochs = g_sizes.cached_epochs;
   ASSIGN_OR_RETURN(PassResult cached, Pass(dataset, o));
   if (cached.stats.cache_bytes == 0) {
     return absl::FailedPreconditionError("the device cache was not used");
   }
-  const double e_streamed = 5 / streamed.seconds, e_cached = 20 / cached.seconds;
+  const double e_streamed = g_sizes.streamed_epochs / streamed.seconds,
+               e_cached = g_sizes.cached_epochs / cached.seconds;
   Row("epochs/s streamed from shards (baseline)", e_streamed, "epochs/s", 1.0, "");
   Row(absl::StrFormat("epochs/s from the device cache (%.0f MB, loaded in %.2f s)",
                       cached.stats.cache_bytes / 1e6, cached.stats.cache_load_seconds),
@@ -211,7 +243,7 @@ absl::Status CacheVsStreamed(const std::string& dataset, int device) {
 }
 
 absl::Status NormalizeBandwidth() {
-  const int64_t rows = 50000;
+  const int64_t rows = g_sizes.normalize_rows;
   gpu::ImageTransform t;
   t.channels = 3;
   t.height = 32;
@@ -228,7 +260,7 @@ absl::Status NormalizeBandwidth() {
   const size_t copy_bytes = in_bytes * 2;
   ASSIGN_OR_RETURN(DeviceBuffer copy_src, DeviceBuffer::Create(copy_bytes));
   RETURN_IF_CUDA_ERROR(cudaMemset(copy_src.get(), 7, copy_bytes), "memset");
-  ASSIGN_OR_RETURN(double t_copy, TimeOnStream(stream.get(), 5, [&]() -> absl::Status {
+  ASSIGN_OR_RETURN(double t_copy, TimeOnStream(stream.get(), g_sizes.repeats, [&]() -> absl::Status {
     RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(out.get(), copy_src.get(), copy_bytes,
                                          cudaMemcpyDeviceToDevice, stream.get()), "d2d");
     return absl::OkStatus();
@@ -240,7 +272,7 @@ absl::Status NormalizeBandwidth() {
     for (int augment = 0; augment < 2; ++augment) {
       t.pad = augment ? 4 : 0;
       t.flip = augment;
-      ASSIGN_OR_RETURN(double tt, TimeOnStream(stream.get(), 5, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(double tt, TimeOnStream(stream.get(), g_sizes.repeats, [&]() -> absl::Status {
         RETURN_IF_CUDA_ERROR(gpu::LaunchImageTransform(t, static_cast<const uint8_t*>(in.get()),
                                                        rows, 0, out.get(), stream.get()),
                              "transform");
@@ -257,12 +289,22 @@ absl::Status NormalizeBandwidth() {
 
 int Main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: gpu_bench DATASET [--device N]\n");
+    std::fprintf(stderr, "usage: gpu_bench DATASET [--device N] [--quick]\n");
     return 2;
   }
   const std::string dataset = argv[1];
   int device = 0;
-  if (argc >= 4 && std::string(argv[2]) == "--device") device = std::atoi(argv[3]);
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--device" && i + 1 < argc) {
+      device = std::atoi(argv[++i]);
+    } else if (arg == "--quick") {
+      g_sizes = QuickSizes();
+    } else {
+      std::fprintf(stderr, "gpu_bench: unknown argument '%s'\n", arg.c_str());
+      return 2;
+    }
+  }
   absl::StatusOr<int> count = gpu::CudaDeviceCount();
   if (!count.ok()) {
     std::fprintf(stderr, "gpu_bench: %s\n", std::string(count.status().message()).c_str());
