@@ -203,6 +203,16 @@ struct DeviceCall {
   Stream* StreamOf(cudaStream_t handle);
 };
 
+// Stream capture (capture_api.cc), with mu held: cudaErrorStreamCapture-
+// Unsupported when an active capture forbids the calling thread's
+// potentially unsafe call (an allocation, a free, a synchronize or query):
+// by CUDA's rules for the thread's mode (cudaThreadExchangeStreamCaptureMode)
+// and the captures' modes. `whole_device`: a device-wide synchronize, which
+// any capture on `device` forbids whatever the modes. A refused call
+// invalidates the captures that forbade it, as CUDA does. Errors only:
+// work queued on a capturing stream still runs (graphs are not modelled).
+cudaError_t CaptureForbidsLocked(int device, bool whole_device);
+
 // The per-thread side: last error, current context, host-callback flag.
 cudaError_t SetLastError(cudaError_t e);  // returns e
 cudaError_t TakeLastError();

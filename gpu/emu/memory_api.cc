@@ -18,6 +18,7 @@
 #include "gpu/emu/race_check.h"
 
 using shardfeed::gpu::emu::Allocation;
+using shardfeed::gpu::emu::CaptureForbidsLocked;
 using shardfeed::gpu::emu::CheckApiCall;
 using shardfeed::gpu::emu::DeviceCall;
 using shardfeed::gpu::emu::Machine;
@@ -107,6 +108,7 @@ using shardfeed::gpu::emu::Sync;
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
   DeviceCall call("cudaMalloc");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, false);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   const int device = call.device;
@@ -126,6 +128,7 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
 
 cudaError_t cudaFree(void* ptr) {
   DeviceCall call("cudaFree");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, false);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   if (ptr == nullptr) return cudaSuccess;
@@ -144,6 +147,7 @@ cudaError_t cudaFree(void* ptr) {
 
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
   DeviceCall call("cudaHostAlloc");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, false);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   void* p = shardfeed::gpu::emu::MapPinnedMemory(size);
@@ -160,6 +164,7 @@ cudaError_t cudaFreeHost(void* ptr) {
   Machine& m = Machine::Get();
   std::unique_lock<std::mutex> lock(m.mu);
   if (ptr == nullptr) return cudaSuccess;
+  if (cudaError_t e = CaptureForbidsLocked(-1, false); e != cudaSuccess) return SetLastError(e);
   auto it = m.pinned.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == m.pinned.end()) return SetLastError(cudaErrorInvalidValue);
   m.SynchronizeDeviceLocked(&lock, -1);  // as cudaFreeHost does
@@ -190,6 +195,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
   DeviceCall call("cudaMemcpy");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, false);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   const int device = call.device;

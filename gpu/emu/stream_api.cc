@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gpu/emu/machine.h"
 
+using shardfeed::gpu::emu::CaptureForbidsLocked;
 using shardfeed::gpu::emu::CheckApiCall;
 using shardfeed::gpu::emu::DeviceCall;
 using shardfeed::gpu::emu::Event;
@@ -73,6 +74,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   DeviceCall call("cudaStreamSynchronize");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, false);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   Stream* s = call.StreamOf(stream);
@@ -83,6 +85,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   DeviceCall call("cudaStreamQuery");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, false);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   Stream* s = call.StreamOf(stream);
@@ -94,6 +97,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
 
 cudaError_t cudaDeviceSynchronize() {
   DeviceCall call("cudaDeviceSynchronize");
+  if (call.error == cudaSuccess) call.error = CaptureForbidsLocked(call.device, true);
   if (call.error != cudaSuccess) return SetLastError(call.error);
   Machine& m = call.m;
   const int device = call.device;
@@ -172,6 +176,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   std::lock_guard<std::mutex> lock(m.mu);
   Event* e = EventOf(m, event, "cudaEventQuery");
   if (e == nullptr) return SetLastError(cudaErrorInvalidResourceHandle);
+  if (cudaError_t c = CaptureForbidsLocked(e->device, false); c != cudaSuccess) return SetLastError(c);
   if (e->stream == nullptr) return cudaSuccess;
   if (e->stream->completed < e->seq) return cudaErrorNotReady;
   m.host.Join(e->clock);
@@ -184,6 +189,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   std::unique_lock<std::mutex> lock(m.mu);
   Event* e = EventOf(m, event, "cudaEventSynchronize");
   if (e == nullptr) return SetLastError(cudaErrorInvalidResourceHandle);
+  if (cudaError_t c = CaptureForbidsLocked(e->device, false); c != cudaSuccess) return SetLastError(c);
   if (e->stream == nullptr) return cudaSuccess;
   const VectorClock clock = e->clock;
   m.WaitLocked(&lock, e->stream, e->seq, clock);
