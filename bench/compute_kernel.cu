@@ -26,8 +26,9 @@ SHARDFEED_HOST_KERNEL(BusyCompute, BusyComputeThread);
 }  // namespace
 
 cudaError_t LaunchBusyCompute(float* data, int n, int iterations, cudaStream_t stream) {
-  BusyCompute<<<(n + 255) / 256, 256, 0, stream>>>(data, n, iterations);
-  return cudaGetLastError();
+  void* args[] = {&data, &n, &iterations};  // this launch's error, not an earlier one
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&BusyCompute), dim3((n + 255) / 256),
+                          dim3(256), args, 0, stream);
 }
 
 }  // namespace shardfeed::bench

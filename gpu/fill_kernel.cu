@@ -23,8 +23,11 @@ cudaError_t LaunchFillBytes(unsigned char* dst, size_t n, unsigned char value,
   const int threads = 256;
   const size_t wanted = (n + threads - 1) / threads;
   const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
-  FillBytes<<<blocks, threads, 0, stream>>>(dst, n, value);
-  return cudaGetLastError();
+  // This launch's error (cudaGetLastError would also return an earlier,
+  // ignored failure of the calling thread).
+  void* args[] = {&dst, &n, &value};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&FillBytes), dim3(blocks), dim3(threads),
+                          args, 0, stream);
 }
 
 }  // namespace shardfeed::gpu

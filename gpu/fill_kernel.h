@@ -8,7 +8,8 @@
 
 namespace shardfeed::gpu {
 
-// Enqueues the kernel on `stream`; returns the launch error, if any.
+// Enqueues the kernel on `stream`; returns this launch's error, if any (not
+// an earlier one of the calling thread).
 cudaError_t LaunchFillBytes(unsigned char* dst, size_t n, unsigned char value,
                             cudaStream_t stream);
 

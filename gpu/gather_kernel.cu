@@ -30,15 +30,21 @@ SHARDFEED_HOST_KERNEL(GatherKernel<uint4>, GatherThread<uint4>);
 SHARDFEED_HOST_KERNEL(GatherKernel<uint64_t>, GatherThread<uint64_t>);
 SHARDFEED_HOST_KERNEL(GatherKernel<uint8_t>, GatherThread<uint8_t>);
 
+// cudaLaunchKernel returns this launch's error; cudaGetLastError after a
+// <<<>>> launch would return an earlier failure of the calling thread that
+// its caller chose to ignore.
 template <typename Word>
-void Launch(const void* src, int64_t row_words, const int64_t* idx, int64_t rows, void* dst,
-            cudaStream_t stream) {
+cudaError_t Launch(const void* src, int64_t row_words, const int64_t* idx, int64_t rows, void* dst,
+                   cudaStream_t stream) {
   const int64_t total = rows * row_words;
   const int threads = 256;
   const int64_t wanted = (total + threads - 1) / threads;
   const int blocks = static_cast<int>(wanted < 65535 * 4 ? wanted : 65535 * 4);
-  GatherKernel<Word><<<blocks, threads, 0, stream>>>(static_cast<const Word*>(src), row_words, idx,
-                                                     rows, static_cast<Word*>(dst));
+  const Word* s = static_cast<const Word*>(src);
+  Word* d = static_cast<Word*>(dst);
+  void* args[] = {&s, &row_words, &idx, &rows, &d};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&GatherKernel<Word>), dim3(blocks),
+                          dim3(threads), args, 0, stream);
 }
 
 }  // namespace
@@ -48,15 +54,12 @@ cudaError_t LaunchGatherRows(const void* src, size_t row_bytes, const int64_t* i
   if (rows == 0 || row_bytes == 0) return cudaSuccess;
   const bool aligned = row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(dst) % 16 == 0;
-  if (aligned) {
-    Launch<uint4>(src, static_cast<int64_t>(row_bytes / 16), idx, rows, dst, stream);
-  } else if (row_bytes % 8 == 0 && reinterpret_cast<uintptr_t>(src) % 8 == 0 &&
-             reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
-    Launch<uint64_t>(src, static_cast<int64_t>(row_bytes / 8), idx, rows, dst, stream);
-  } else {
-    Launch<uint8_t>(src, static_cast<int64_t>(row_bytes), idx, rows, dst, stream);
+  if (aligned) return Launch<uint4>(src, static_cast<int64_t>(row_bytes / 16), idx, rows, dst, stream);
+  if (row_bytes % 8 == 0 && reinterpret_cast<uintptr_t>(src) % 8 == 0 &&
+      reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
+    return Launch<uint64_t>(src, static_cast<int64_t>(row_bytes / 8), idx, rows, dst, stream);
   }
-  return cudaGetLastError();
+  return Launch<uint8_t>(src, static_cast<int64_t>(row_bytes), idx, rows, dst, stream);
 }
 
 void GatherRowsOnHost(const void* src, size_t row_bytes, const int64_t* idx, int64_t rows,

@@ -1,7 +1,8 @@
 // Gathers rows of a device-resident table by device indices: the mini-batch
 // step of the device cache. dst row i = src row idx[i]; every idx[i] must be
 // in [0, src_rows) (the caller builds them from a permutation of
-// [0, src_rows)). Compiled by nvcc; returns the launch error.
+// [0, src_rows)). Compiled by nvcc; returns this launch's error (not an
+// earlier one of the calling thread).
 #ifndef SHARDFEED_GPU_GATHER_KERNEL_H_
 #define SHARDFEED_GPU_GATHER_KERNEL_H_
 

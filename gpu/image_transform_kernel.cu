@@ -62,13 +62,19 @@ SHARDFEED_HOST_KERNEL(TransformKernel<float>, TransformThread<float>);
 SHARDFEED_HOST_KERNEL(TransformKernel<__half>, TransformThread<__half>);
 SHARDFEED_HOST_KERNEL(TransformKernel<__nv_bfloat16>, TransformThread<__nv_bfloat16>);
 
+// cudaLaunchKernel returns this launch's error; cudaGetLastError after a
+// <<<>>> launch would return an earlier failure of the calling thread that
+// its caller chose to ignore.
 template <typename Out>
-void Launch(const Params& p, const uint8_t* in, int64_t rows, void* out, cudaStream_t stream) {
+cudaError_t Launch(Params p, const uint8_t* in, int64_t rows, void* out, cudaStream_t stream) {
   const int64_t total = rows * p.C * p.H * p.W;
   const int threads = 256;
   const int64_t wanted = (total + threads - 1) / threads;
   const int blocks = static_cast<int>(wanted < 65535 * 4 ? wanted : 65535 * 4);
-  TransformKernel<Out><<<blocks, threads, 0, stream>>>(p, in, rows, static_cast<Out*>(out));
+  Out* o = static_cast<Out*>(out);
+  void* args[] = {&p, &in, &rows, &o};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&TransformKernel<Out>), dim3(blocks),
+                          dim3(threads), args, 0, stream);
 }
 
 }  // namespace
@@ -94,16 +100,13 @@ cudaError_t LaunchImageTransform(const ImageTransform& t, const uint8_t* in, int
   }
   switch (t.output) {
     case OutputType::kFloat32:
-      Launch<float>(p, in, rows, out, stream);
-      break;
+      return Launch<float>(p, in, rows, out, stream);
     case OutputType::kFloat16:
-      Launch<__half>(p, in, rows, out, stream);
-      break;
+      return Launch<__half>(p, in, rows, out, stream);
     case OutputType::kBFloat16:
-      Launch<__nv_bfloat16>(p, in, rows, out, stream);
-      break;
+      return Launch<__nv_bfloat16>(p, in, rows, out, stream);
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace shardfeed::gpu

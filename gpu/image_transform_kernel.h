@@ -4,8 +4,9 @@
 //
 // `in` and `out` are device pointers; a and b are the per-channel
 // coefficients from NormalizationCoefficients, passed by value (at most
-// kMaxTransformChannels, image_transform.h). Returns the
-// launch error (cudaGetLastError); the caller turns it into a Status.
+// kMaxTransformChannels, image_transform.h). Returns this launch's error
+// (cudaLaunchKernel's, never an earlier one of the calling thread); the
+// caller turns it into a Status.
 #ifndef SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_
 #define SHARDFEED_GPU_IMAGE_TRANSFORM_KERNEL_H_
 
