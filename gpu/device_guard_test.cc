@@ -1,6 +1,7 @@
 // ScopedDevice restores the caller's device (needs a GPU; skips without).
 #include "gpu/device_guard.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <thread>
@@ -58,6 +59,44 @@ TEST(ScopedDevice, RestoresTheCallersDevice) {
   EXPECT_EQ(last, current);
   ScopedDevice bad(*count);  // no such device: an error, and nothing changed
   EXPECT_FALSE(bad.status().ok());
+}
+
+// Regression (issue 21, defect 9): a caller with its own context (PyCUDA's
+// cuCtxCreate) got the device's primary context back, not its own: the
+// guard restored with cudaSetDevice.
+TEST(ScopedDevice, RestoresTheCallersOwnContext) {
+  auto count = CudaDeviceCount();
+  if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two CUDA devices";
+  using CtxCreate = CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned int, CUdevice);
+  using CtxGetCurrent = CUresult (*)(CUcontext*);
+  using CtxDestroy = CUresult (*)(CUcontext);
+  void* create = nullptr;
+  void* get = nullptr;
+  void* destroy = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxCreate", &create, 13000,
+                                                          cudaEnableDefault, &q));
+  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000,
+                                                          cudaEnableDefault, &q));
+  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxDestroy", &destroy, 12000,
+                                                          cudaEnableDefault, &q));
+  ASSERT_TRUE(create != nullptr && get != nullptr && destroy != nullptr);
+  std::thread t([&] {
+    CUcontext own = nullptr;
+    ASSERT_EQ(CUDA_SUCCESS, reinterpret_cast<CtxCreate>(create)(&own, nullptr, 0, 1));
+    {
+      ScopedDevice on(0);
+      ASSERT_TRUE(on.status().ok()) << on.status();
+      int current = -1;
+      ASSERT_EQ(cudaSuccess, cudaGetDevice(&current));
+      EXPECT_EQ(0, current);
+    }
+    CUcontext after = nullptr;
+    ASSERT_EQ(CUDA_SUCCESS, reinterpret_cast<CtxGetCurrent>(get)(&after));
+    EXPECT_EQ(own, after) << "the caller's context was replaced by device 1's primary context";
+    EXPECT_EQ(CUDA_SUCCESS, reinterpret_cast<CtxDestroy>(destroy)(own));
+  });
+  t.join();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // they run the kernel.
 #include "gpu/device.h"
 
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,23 @@ TEST(Device, KernelFillsBytes) {
   auto description = DescribeDevice(0);
   ASSERT_TRUE(description.ok());
   EXPECT_NE(std::string::npos, description->find("compute capability"));
+}
+
+// Regression (issue 21, defect 11): FillViaDevice left the caller's thread
+// on the device it probed.
+TEST(Device, FillKeepsTheCallersDevice) {
+  auto count = CudaDeviceCount();
+  if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two CUDA devices";
+  std::thread t([&] {
+    ASSERT_EQ(cudaSuccess, cudaSetDevice(1));
+    std::vector<unsigned char> host(4096, 0);
+    ASSERT_TRUE(FillViaDevice(0, 0x33, host.data(), host.size()).ok());
+    EXPECT_EQ(0x33, host[4095]);
+    int current = -1;
+    ASSERT_EQ(cudaSuccess, cudaGetDevice(&current));
+    EXPECT_EQ(1, current);
+  });
+  t.join();
 }
 
 }  // namespace
