@@ -16,11 +16,19 @@ fi
 PKG="$(mktemp -d "${TEST_TMPDIR:-/tmp}/pkg.XXXXXX")"
 mkdir -p "$PKG/shardfeed"
 cp "$ROOT"/python/shardfeed/*.py "$PKG/shardfeed/"
-cp "$ROOT/python/_shardfeed.so" "$PKG/shardfeed/"
+# SHARDFEED_EXTENSION: another build of the extension (python_emu_test's,
+# linked against the emulated CUDA runtime); arguments: test files under
+# ROOT to run instead of all of python/tests.
+cp "$ROOT/${SHARDFEED_EXTENSION:-python/_shardfeed.so}" "$PKG/shardfeed/_shardfeed.so"
 export PYTHONPATH="$PKG"
 export SHARDFEED_ROOT="$ROOT"
 export SHARDFEED_CLI="$ROOT/cli/shardfeed"
 cd "${TEST_TMPDIR:-/tmp}"
 junit=()
 [ -n "${XML_OUTPUT_FILE:-}" ] && junit=(--junitxml="$XML_OUTPUT_FILE")
-exec "$PY" -m pytest -q -p no:cacheprovider "${junit[@]}" "$ROOT/python/tests"
+tests=("$ROOT/python/tests")
+if [ "$#" -gt 0 ]; then
+  tests=()
+  for t in "$@"; do tests+=("$ROOT/$t"); done
+fi
+exec "$PY" -m pytest -q -p no:cacheprovider "${junit[@]}" "${tests[@]}"

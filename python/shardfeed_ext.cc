@@ -37,6 +37,7 @@
 #include "converter/convert.h"
 #include "converter/task_part.h"
 #include "python/dlpack_abi.h"
+#include "python/dlpack_consumer.h"
 #include "python/writer_binding.h"
 #include "reader/feature_transforms.h"
 #include "reader/loader.h"
@@ -469,7 +470,25 @@ PYBIND11_MODULE(_shardfeed, m) {
       .def_property_readonly("device", &PyTensor::device)
       .def_property_readonly("nbytes", &PyTensor::nbytes)
       .def("__dlpack__",
-           [](PyTensor& t, py::object stream, py::object, py::object, py::object) {
+           [](PyTensor& t, py::object stream, py::object, py::object dl_device, py::object copy) {
+             // Zero-copy export only: a copy or another device is refused
+             // (the consumer copies after importing, where it can).
+             if (!copy.is_none() && copy.cast<bool>()) {
+               throw py::buffer_error(
+                   "shardfeed exports batch memory without copying (copy=True refused): import "
+                   "it, then copy (e.g. torch.from_dlpack(t).clone())");
+             }
+             if (!dl_device.is_none()) {
+               py::tuple want = dl_device;
+               py::tuple have = t.DlpackDevice();
+               if (want.size() != 2 || want[0].cast<int>() != have[0].cast<int>() ||
+                   want[1].cast<int>() != have[1].cast<int>()) {
+                 throw py::buffer_error(absl::StrCat(
+                     "shardfeed exports tensors where they are (dl_device=",
+                     std::string(py::str(want)), " refused: this tensor is on ",
+                     std::string(py::str(have)), ")"));
+               }
+             }
              return t.Dlpack(std::move(stream));
            },
            py::kw_only(), py::arg("stream") = py::none(),
@@ -508,4 +527,5 @@ PYBIND11_MODULE(_shardfeed, m) {
   m.def("convert", &ConvertJson);
   m.def("check", &CheckJson);
   RegisterWriter(m, &Raise);  // Writer, merge: python/writer_binding.cc
+  RegisterDlpackConsumer(m, g_error);  // tests' consumer: python/dlpack_consumer.cc
 }

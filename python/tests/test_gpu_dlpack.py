@@ -1,0 +1,92 @@
+"""DLPack export of device batches, checked through the extension's own
+consumer (`_shardfeed._copy_from_dlpack`: CPU torch cannot import CUDA
+tensors): __dlpack_device__, every `stream=` a consumer may pass, capsules
+outliving their batch and loader, transforms, and copy/dl_device refused
+clearly. Needs GPU 0: python_emu_test runs it on the emulated CUDA runtime
+(gpu/emu); elsewhere it skips (fails with SHARDFEED_REQUIRE_GPU=1)."""
+import os
+
+import numpy as np
+import pytest
+
+import shardfeed
+from shardfeed import _shardfeed as ext
+
+KW = dict(split="train", batch_size=64, shuffle=False, epochs=1, prefetch=2)
+
+
+def gpu_loader(out, **kw):
+    loader = shardfeed.Loader(out, device=0, **KW, **kw)
+    if loader.device < 0:
+        if os.environ.get("SHARDFEED_REQUIRE_GPU") == "1":
+            pytest.fail("SHARDFEED_REQUIRE_GPU=1 but " + loader.device_note)
+        pytest.skip("no CUDA device: " + loader.device_note)
+    return loader
+
+
+def host_batches(out, names, **kw):
+    return [{n: bytes(np.from_dlpack(b[n]).copy().view(np.uint8).reshape(-1)) for n in names}
+            for b in shardfeed.Loader(out, **KW, **kw)]
+
+
+def test_device_tensors_say_cuda_0_and_host_tensors_cpu(cifar):
+    out, _ = cifar
+    b = next(iter(gpu_loader(out)))
+    assert b["image"].__dlpack_device__() == (2, 0)  # kDLCUDA, GPU 0
+    host = next(iter(shardfeed.Loader(out, **KW)))
+    assert host["image"].__dlpack_device__() == (1, 0)  # kDLCPU
+
+
+@pytest.mark.parametrize("stream", [None, -1, 1, 2, "own"])
+def test_every_stream_argument_gives_the_batch_bytes(cifar, stream):
+    out, _ = cifar
+    want = host_batches(out, ["image", "label"])
+    own = ext._cuda_stream_create(0) if stream == "own" else None
+    try:
+        s = own if stream == "own" else stream
+        got = [{n: ext._copy_from_dlpack(b[n], s) for n in ("image", "label")}
+               for b in gpu_loader(out)]
+    finally:
+        if own is not None:
+            ext._cuda_stream_destroy(own)
+    assert len(got) == len(want) > 2
+    assert got == want
+
+
+def test_capsules_and_tensors_outlive_their_batch_and_loader(cifar):
+    out, _ = cifar
+    want = host_batches(out, ["image"])
+    loader = gpu_loader(out)
+    kept = [b["image"] for _, b in zip(range(3), loader)]  # the batches themselves dropped
+    unused = kept[0].__dlpack__(stream=1)  # a capsule nobody consumes
+    loader.close()
+    del unused  # its destructor releases its hold; nothing breaks
+    s = ext._cuda_stream_create(0)
+    try:
+        assert [ext._copy_from_dlpack(t, s) for t in kept] == [w["image"] for w in want[:3]]
+    finally:
+        ext._cuda_stream_destroy(s)
+
+
+def test_transforms_on_the_device_equal_the_host_reference(cifar):
+    out, _ = cifar
+    tf = {"image": "chw,float16,cifar10,pad=4,flip,seed=3"}
+    want = host_batches(out, ["image"], transforms=tf)
+    got = [ext._copy_from_dlpack(b["image"], 1) for b in gpu_loader(out, transforms=tf)]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        a = np.frombuffer(g, np.float16).astype(np.float32)
+        b = np.frombuffer(w["image"], np.float16).astype(np.float32)
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3)  # one float16 step (FMA on a GPU)
+
+
+def test_copy_and_other_devices_are_refused_clearly(cifar):
+    out, _ = cifar
+    t = next(iter(gpu_loader(out)))["image"]
+    with pytest.raises(BufferError, match="copy=True refused"):
+        t.__dlpack__(stream=1, copy=True)
+    with pytest.raises(BufferError, match=r"dl_device=\(1, 0\) refused: this tensor is on \(2, 0\)"):
+        t.__dlpack__(stream=1, dl_device=(1, 0))
+    # Where it is, and no copy asked for: fine.
+    assert ext._copy_from_dlpack(t, 1) == bytes(ext._copy_from_dlpack(t, None))
+    t.__dlpack__(stream=1, dl_device=(2, 0), copy=False)
