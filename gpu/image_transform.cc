@@ -27,6 +27,10 @@ absl::Status ImageTransform::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("image transform: bad image shape ", channels, "x", height, "x", width));
   }
+  if (int64_t{channels} * height * width > 0x7fffffff) {  // the kernel indexes an image in 32 bits
+    return absl::InvalidArgumentError(absl::StrCat("image transform: a ", channels, "x", height,
+                                                   "x", width, " image is 2^31 bytes or more"));
+  }
   if (channels > kMaxTransformChannels) {
     return absl::InvalidArgumentError(absl::StrCat("image transform: ", channels,
                                                    " channels, at most ", kMaxTransformChannels,

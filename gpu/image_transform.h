@@ -55,7 +55,8 @@ struct ImageTransform {
   size_t output_bytes_per_image() const {
     return input_bytes_per_image() * OutputTypeSize(output);
   }
-  // INVALID_ARGUMENT when sizes (channels in [1, kMaxTransformChannels]),
+  // INVALID_ARGUMENT when sizes (channels in [1, kMaxTransformChannels],
+  // channels * height * width < 2^31),
   // mean/std lengths, std values (finite, > 0), scale or means (finite) are
   // wrong.
   absl::Status Validate() const;

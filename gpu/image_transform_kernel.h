@@ -1,6 +1,8 @@
 // The fused device transform of gpu/image_transform.h (uint8 -> normalized
-// NCHW float32/float16/bfloat16 with optional crop/flip), one thread per
-// output element. Compiled by nvcc; callable from host C++.
+// NCHW float32/float16/bfloat16 with optional crop/flip): a 2D grid per
+// image and channel, a few pixels a thread, the crop/flip drawn once per
+// image and thread, 32-bit indexing inside an image. Compiled by nvcc (and
+// run as a host loop by the emulated runtime); callable from host C++.
 //
 // `in` and `out` are device pointers; a and b are the per-channel
 // coefficients from NormalizationCoefficients, passed by value (at most

@@ -210,6 +210,11 @@ TEST(TransformOnHost, RejectsBadParameters) {
   t.std.clear();
   t.height = 0;
   EXPECT_EQ(absl::StatusCode::kInvalidArgument, t.Validate().code());
+  t.height = 1 << 15;  // 3 x 32768 x 32768: 2^31 bytes or more (32-bit in-image indexing)
+  t.width = 1 << 15;
+  EXPECT_EQ(absl::StatusCode::kInvalidArgument, t.Validate().code());
+  t.width = 1 << 14;
+  EXPECT_TRUE(t.Validate().ok());
 }
 
 // Regression (issue 21, defect 7): more channels than the device kernel
@@ -308,6 +313,42 @@ TEST(TransformOnDevice, MatchesTheHostReference) {
           ASSERT_LE(std::abs(int(want[i]) - int((*got)[i])), 1) << i;
         }
       }
+    }
+  }
+}
+
+// The kernel's grid edges (issue 21 section 4: a 2D grid per image and
+// channel, grid-stride over images past gridDim.y's 65535 and over a plane
+// wider than the x blocks cover, the crop/flip drawn once per image): float32
+// against the reference, every element.
+TEST(TransformOnDevice, GridEdgesMatchTheHostReference) {
+  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device: device-vs-reference comparison skipped";
+  struct Case {
+    ImageLayout layout;
+    int c, h, w;
+    int64_t rows;
+  };
+  for (const Case& k : {Case{ImageLayout::kCHW, 1, 2, 3, 70000},      // rows > 65535
+                        Case{ImageLayout::kHWC, 3, 1, 400000, 2},     // plane > 1024 blocks x 1024
+                        Case{ImageLayout::kHWC, 8, 5, 7, 300}}) {     // the most channels
+    ImageTransform t;
+    t.layout = k.layout;
+    t.channels = k.c;
+    t.height = k.h;
+    t.width = k.w;
+    t.pad = 1;
+    t.flip = true;
+    t.seed = 77;
+    std::mt19937 rng(k.rows);
+    std::vector<uint8_t> in(k.rows * t.input_bytes_per_image());
+    for (auto& v : in) v = static_cast<uint8_t>(rng());
+    std::vector<float> want(in.size());
+    ASSERT_TRUE(TransformImagesOnHost(t, in.data(), k.rows, 5, want.data()).ok());
+    auto got = RunOnDevice<float>(t, in, k.rows, 5);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(want[i], (*got)[i], 1e-5f * (1 + std::fabs(want[i])))
+          << k.c << "x" << k.h << "x" << k.w << " x " << k.rows << " rows, element " << i;
     }
   }
 }
