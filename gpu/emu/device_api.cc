@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -152,7 +154,16 @@ CUresult EmuCtxCreate(CUcontext* pctx, CUctxCreateParams*, unsigned int, CUdevic
     if (m.InitErrorLocked() != cudaSuccess) return CUDA_ERROR_NOT_INITIALIZED;
     if (device < 0 || device >= m.config.devices) return CUDA_ERROR_INVALID_DEVICE;
   }
-  auto* c = new Context;  // freed never: handles stay checkable after cuCtxDestroy
+  // Kept until exit (a destroyed handle stays checkable), reachable from
+  // this list so leak checkers do not count it.
+  static std::mutex mu;
+  static auto* user_contexts = new std::vector<std::unique_ptr<Context>>;
+  Context* c = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    user_contexts->push_back(std::make_unique<Context>());
+    c = user_contexts->back().get();
+  }
   c->device = device;
   c->primary = false;
   *pctx = reinterpret_cast<CUcontext>(c);
