@@ -28,7 +28,9 @@ void ConsumerFence::OnRelease(const ConsumerStreams& c) {
       sync_device_ = true;  // an invalid stream: what reads the slot is unknown
       continue;
     }
-    if (pending_ < events_.size() && events_[pending_].device != *device) {
+    // Every pooled event of another device is replaced, not just the first
+    // (one of the wrong device cannot be recorded on this stream).
+    while (pending_ < events_.size() && events_[pending_].device != *device) {
       ops_->DestroyEvent(events_[pending_].event, events_[pending_].device);
       events_.erase(events_.begin() + pending_);
     }

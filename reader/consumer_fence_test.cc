@@ -22,12 +22,17 @@ class FakeOps : public GpuOps {
   }
   absl::StatusOr<void*> CreateEvent(int device) override {
     log.push_back(device == 0 ? "create" : absl::StrCat("create on d", device));
-    return reinterpret_cast<void*>(++events);
+    event_device[++events] = device;
+    return reinterpret_cast<void*>(events);
   }
   void DestroyEvent(void*, int) override { ++destroyed; }
   absl::Status RecordEvent(void* event, int, void* stream) override {
     log.push_back(absl::StrCat("record e", reinterpret_cast<intptr_t>(event), " s",
                                reinterpret_cast<intptr_t>(stream)));
+    // As cudaEventRecord: the event and the stream must be on one device.
+    if (event_device[reinterpret_cast<intptr_t>(event)] != *StreamDevice(stream)) {
+      return absl::InvalidArgumentError("event and stream on different devices");
+    }
     return fail_record ? absl::InternalError("record failed") : absl::OkStatus();
   }
   absl::Status StreamWaitEvent(void* stream, void* event) override {
@@ -41,6 +46,7 @@ class FakeOps : public GpuOps {
   }
   std::vector<std::string> log;
   std::map<intptr_t, int> device_of;  // stream -> device (default 0)
+  std::map<intptr_t, int> event_device;  // event -> the device it was created on
   intptr_t events = 0;
   int destroyed = 0;
   bool fail_record = false;
@@ -130,6 +136,24 @@ TEST(ConsumerFence, EventsLiveOnTheConsumerStreamsDevice) {
     EXPECT_EQ((std::vector<std::string>{"create", "record e3 s7", "wait s100 e3"}), ops.log);
   }
   EXPECT_EQ(3, ops.destroyed);
+}
+
+// Review of defect 8's fix: of a pool [e1 on d0, e2 on d0] released on a
+// device-1 stream, only e1 was replaced; e2 (device 0) failed to record on
+// the device-1 stream and the fallback synchronized device 0, not device 1.
+TEST(ConsumerFence, EveryPooledEventOfAnotherDeviceIsReplaced) {
+  FakeOps ops;
+  ops.device_of[9] = 1;
+  ConsumerFence f(&ops);
+  f.OnRelease(ConsumerStreams::Of({S(7), S(8)}));  // the pool: e1, e2 on device 0
+  ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+  ops.log.clear();
+  f.OnRelease(ConsumerStreams::Of({S(9)}));
+  EXPECT_FALSE(f.must_sync_device());
+  EXPECT_EQ(1u, f.pending_events());
+  ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
+  EXPECT_EQ((std::vector<std::string>{"create on d1", "record e3 s9", "wait s100 e3"}), ops.log);
+  EXPECT_EQ(2, ops.destroyed);
 }
 
 }  // namespace
