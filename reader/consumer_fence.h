@@ -39,8 +39,9 @@ struct ConsumerStreams {
 class GpuOps {
  public:
   virtual ~GpuOps() = default;
-  // The device of `stream` (stream 0 and the per-thread stream: the calling
-  // thread's current device).
+  // The device of `stream` (stream 0, cudaStreamLegacy and
+  // cudaStreamPerThread: the loader's device, the batch's, whatever device
+  // is current on the calling thread).
   virtual absl::StatusOr<int> StreamDevice(void* stream) = 0;
   virtual absl::StatusOr<void*> CreateEvent(int device) = 0;
   virtual void DestroyEvent(void* event, int device) = 0;

@@ -20,9 +20,10 @@ class CudaOps : public GpuOps {
     int device = -1;
     const auto s = static_cast<cudaStream_t>(stream);
     if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) {
-      // The calling thread's device's (read without creating a context).
-      RETURN_IF_CUDA_ERROR(cudaGetDevice(&device), "cudaGetDevice");
-      return device;
+      // A pseudo-handle names a stream of the batch's device (DLPack: the
+      // stream is on the tensor's device), never of the device that happens
+      // to be current on the releasing thread (which may have none at all).
+      return ordinal_;
     }
     gpu::ScopedDevice on(ordinal_);  // a handle knows its device; no bare call
     RETURN_IF_ERROR(on.status());

@@ -260,7 +260,9 @@ class Batch {
   void* cuda_stream() const { return stream_; }
   // Returns the slot to the ring (the destructor does too). On a GPU, pass
   // the cudaStream_t whose queued work reads this batch (nullptr is stream
-  // 0, the legacy default stream), or all of them: the slot is refilled only
+  // 0, the legacy default stream; it and cudaStreamPerThread name the
+  // stream of the batch's device, whatever device is current on the calling
+  // thread), or all of them: the slot is refilled only
   // after that work is done. With no stream (Release() or the destructor)
   // the slot is refilled only after the whole device is idle.
   void Release();
