@@ -75,17 +75,25 @@ ScopedDevice::ScopedDevice(int ordinal) {
   // Read before cudaSetDevice, which makes the device's primary context
   // current in place of the caller's (maybe its own, from cuCtxCreate).
   CUcontext context = nullptr;
-  const bool known = CurrentContext(&context);
+  const bool known = CurrentContext(&context) && DriverCtxSetCurrent() != nullptr;
   const bool had_context = known ? context != nullptr : ThreadHasCurrentContext();
-  if (current == ordinal && had_context) return;
-  e = cudaSetDevice(ordinal);
+  // Without the driver's view only the device can be compared. With it, the
+  // same device is not enough: the caller's own context (cuCtxCreate) on
+  // `ordinal` must not run the library's work either.
+  if (!known && current == ordinal && had_context) return;
+  e = cudaSetDevice(ordinal);  // ordinal's primary context (nothing changes if current)
   if (e != cudaSuccess) {
     status_ = CudaStatus(e, "cudaSetDevice", __FILE__, __LINE__);
     return;
   }
-  if (ShouldRestoreDevice(had_context, current, ordinal)) {
+  if (known) {
+    CUcontext now = nullptr;
+    if (had_context && (!CurrentContext(&now) || now != context)) {
+      previous_ = current;
+      previous_context_ = context;  // whichever it was, that very context comes back
+    }
+  } else if (ShouldRestoreDevice(had_context, current, ordinal)) {
     previous_ = current;
-    if (known && DriverCtxSetCurrent() != nullptr) previous_context_ = context;
   }
 }
 

@@ -3,7 +3,10 @@
 // a library must not change the device its caller's thread works on). The
 // very context is restored (cuCtxSetCurrent), not just its device: a caller
 // with its own context (PyCUDA's cuCtxCreate) gets that one back, never the
-// device's primary context in its place.
+// device's primary context in its place. The library's work always runs in
+// `ordinal`'s primary context: a caller's own context on the same device is
+// switched away from too (the switch is skipped only when the current
+// context is `ordinal`'s primary one, i.e. cudaSetDevice changed nothing).
 //
 //   gpu::ScopedDevice on(ordinal);
 //   RETURN_IF_ERROR(on.status());

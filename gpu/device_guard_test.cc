@@ -42,6 +42,47 @@ TEST(ScopedDevice, FreshThreadStaysOnTheRequestedDevice) {
   EXPECT_EQ(last, after);
 }
 
+// Review of defect 9's fix: a caller's own context (cuCtxCreate) current on
+// `ordinal` itself made cudaGetDevice say `ordinal`, and the guard returned
+// early: the library's streams, events and allocations went into the
+// caller's context. Now the work runs in the primary context and the
+// caller's own context is current again afterwards.
+TEST(ScopedDevice, LeavesTheCallersOwnContextOnTheSameDevice) {
+  auto count = CudaDeviceCount();
+  if (!count.ok()) GTEST_SKIP() << count.status();
+  void* create = nullptr;
+  void* get = nullptr;
+  void* destroy = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxCreate", &create, 13000,
+                                                          cudaEnableDefault, &q));
+  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000,
+                                                          cudaEnableDefault, &q));
+  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxDestroy", &destroy, 12000,
+                                                          cudaEnableDefault, &q));
+  ASSERT_TRUE(create != nullptr && get != nullptr && destroy != nullptr);
+  auto ctx_create =
+      reinterpret_cast<CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned int, CUdevice)>(create);
+  auto ctx_get = reinterpret_cast<CUresult (*)(CUcontext*)>(get);
+  auto ctx_destroy = reinterpret_cast<CUresult (*)(CUcontext)>(destroy);
+  std::thread t([&] {
+    CUcontext own = nullptr;
+    ASSERT_EQ(CUDA_SUCCESS, ctx_create(&own, nullptr, 0, 0));
+    CUcontext inside = nullptr;
+    {
+      ScopedDevice on(0);
+      ASSERT_TRUE(on.status().ok()) << on.status();
+      ASSERT_EQ(CUDA_SUCCESS, ctx_get(&inside));
+    }
+    EXPECT_NE(own, inside) << "the library ran inside the caller's own context";
+    CUcontext after = nullptr;
+    ASSERT_EQ(CUDA_SUCCESS, ctx_get(&after));
+    EXPECT_EQ(own, after) << "the caller's own context was not restored";
+    EXPECT_EQ(CUDA_SUCCESS, ctx_destroy(own));
+  });
+  t.join();
+}
+
 TEST(ScopedDevice, RestoresTheCallersDevice) {
   auto count = CudaDeviceCount();
   if (!count.ok()) GTEST_SKIP() << count.status();
