@@ -2,15 +2,38 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+
 #include "gpu/device.h"
 #include "gpu/device_guard.h"
 
 namespace shardfeed {
 
+bool GpuRequired() {
+  const char* v = std::getenv("SHARDFEED_REQUIRE_GPU");
+  return v != nullptr && std::string(v) == "1";
+}
+
 bool DeviceAvailable(int device) {
   if (device < 0) return true;
   auto count = gpu::CudaDeviceCount();
-  return count.ok() && device < *count;
+  const bool available = count.ok() && device < *count;
+  if (!available && GpuRequired()) {
+    ADD_FAILURE() << "SHARDFEED_REQUIRE_GPU=1 but GPU " << device << " is not available ("
+                  << (count.ok() ? std::to_string(*count) + " CUDA devices"
+                                 : std::string(count.status().message()))
+                  << ")";
+  }
+  return available;
+}
+
+bool FellBackToHost(const Loader& loader) {
+  if (loader.device() >= 0) return false;
+  if (GpuRequired()) {
+    ADD_FAILURE() << "SHARDFEED_REQUIRE_GPU=1 but the loader fell back to host memory: "
+                  << loader.device_note();
+  }
+  return true;
 }
 
 std::string DeviceParamName(const ::testing::TestParamInfo<int>& info) {

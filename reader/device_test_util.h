@@ -19,8 +19,19 @@
 
 namespace shardfeed {
 
-// Device -1 (host memory) always; a GPU ordinal where CUDA reports it.
+// Whether the environment says a GPU must be there (SHARDFEED_REQUIRE_GPU=1,
+// as tools/device_check.sh sets on a GPU machine): then a GPU test that
+// would skip or fall back to host memory fails instead.
+bool GpuRequired();
+
+// Device -1 (host memory) always; a GPU ordinal where CUDA reports it. A
+// GPU that is not there is a test failure (not a skip) when GpuRequired().
 bool DeviceAvailable(int device);
+
+// Whether `loader`, asked for a GPU, delivers host memory instead (no CUDA
+// device): a test failure when GpuRequired(), so a silent fallback on a GPU
+// machine never passes green.
+bool FellBackToHost(const Loader& loader);
 
 // "Host" for -1, "Gpu0" for 0.
 std::string DeviceParamName(const ::testing::TestParamInfo<int>& info);
