@@ -61,6 +61,16 @@ PyObject* g_not_found = nullptr;
   throw py::error_already_set();
 }
 
+// Whether the interpreter is finalizing (Python 3.13 made it public and
+// removed the private _Py_IsFinalizing).
+bool IsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 // Runs a blocking C++ call with the GIL released when the calling thread
 // holds it (a DLPack deleter run by the garbage collector, a Tensor object
 // freed by Python), so a device sync while the last batch of a closed loader
@@ -69,7 +79,7 @@ PyObject* g_not_found = nullptr;
 class GilReleasedIfHeld {
  public:
   GilReleasedIfHeld() {
-    if (Py_IsInitialized() && !_Py_IsFinalizing() && PyGILState_Check()) {
+    if (Py_IsInitialized() && !IsFinalizing() && PyGILState_Check()) {
       saved_ = PyEval_SaveThread();
     }
   }
