@@ -221,21 +221,30 @@ class Loader:
         # twice, and the new loader, seeing half the memory, would stream
         # instead and then refuse the resume state. If the new one cannot be
         # built, the old position is reopened and the error raised.
-        old, self._impl = self._impl, None
+        old = self._impl
         restore = None
         if old is not None:
+            # Where to go back to, before anything is closed: if this raises,
+            # the loader goes on as it was.
             restore = self._pending[1] if self._pending is not None else old.state()
-            self._pending = None
+            self._impl, self._pending = None, None
             old.close()
         try:
             impl = self._create(resume)
-        except BaseException:
+        except Exception as e:  # not KeyboardInterrupt: no second full reload after Ctrl-C
             if restore is not None:
                 try:
                     self._impl = self._create(restore)
                     self._positioned = _state_to_dict(self._impl.state())["epoch"]
-                except Error:
-                    pass  # the first error is the one to raise
+                except Exception as again:  # noqa: BLE001 - the first error is the one raised
+                    self._closed_why = (f"reopening it where it stood after a failed "
+                                        f"set_epoch()/load_state_dict() failed: {again}")
+                    if hasattr(e, "add_note"):
+                        e.add_note(f"shardfeed.Loader: the loader is closed: {self._closed_why}")
+            raise
+        except BaseException:
+            if restore is not None:
+                self._closed_why = "set_epoch()/load_state_dict() was interrupted"
             raise
         self._impl = impl
         self._pending = None        # (got, state before it): the next epoch's first batch
@@ -251,7 +260,7 @@ class Loader:
                         "DataLoader worker, num_workers > 0): it already reads and decodes in "
                         "parallel threads; iterate it directly in the training process")
         if self._impl is None:
-            raise Error("the loader is closed (close() was called)")
+            raise Error(f"the loader is closed ({getattr(self, '_closed_why', 'close() was called')})")
         return self._impl
 
     def __iter__(self):
@@ -313,6 +322,7 @@ class Loader:
     def close(self):
         """Stops every pipeline thread now (also on garbage collection)."""
         impl, self._impl = getattr(self, "_impl", None), None
+        self._closed_why = "close() was called"
         if impl is not None:
             impl.close()
 

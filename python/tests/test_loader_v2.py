@@ -121,6 +121,87 @@ def test_reopening_closes_the_old_engine_before_building_the_new(cifar, monkeypa
         np.testing.assert_array_equal(a, b)
 
 
+class _Scripted:
+    """Wraps the C++ engine: `fail` holds what the next builds raise (one
+    entry a build, None: a real build); `state_fails` makes state() raise."""
+    fail, state_fails, builds, closes = [], False, 0, 0
+
+    def __init__(self, *args):
+        type(self).builds += 1
+        if type(self).fail:
+            error = type(self).fail.pop(0)
+            if error is not None:
+                raise error
+        self._engine = type(self).real(*args)
+
+    def state(self):
+        if type(self).state_fails:
+            raise shardfeed.Error("state() failed")
+        return self._engine.state()
+
+    def close(self):
+        type(self).closes += 1
+        self._engine.close()
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    class Engine(_Scripted):
+        fail, state_fails, builds, closes = [], False, 0, 0
+    Engine.real = shardfeed._shardfeed.Loader
+    monkeypatch.setattr(shardfeed._shardfeed, "Loader", Engine)
+    return Engine
+
+
+def test_reopen_whose_old_state_cannot_be_read_leaves_the_loader_open(cifar, scripted):
+    """Review of defect 2's fix: the engine was dropped before old.state(); if
+    that raised, the loader said "closed" and the old engine was never closed."""
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=50, seed=4)
+    state = loader.state_dict()
+    scripted.state_fails = True
+    with pytest.raises(shardfeed.Error, match="state"):
+        loader.load_state_dict(state)
+    scripted.state_fails = False
+    assert scripted.closes == 0 and scripted.builds == 1
+    assert len(labels_of(loader)) == len(loader) > 0  # still open, where it stood
+
+
+def test_reopen_whose_restore_fails_says_so(cifar, scripted):
+    """Review of defect 2's fix: when going back to the old position failed
+    too, that error was swallowed and the loader claimed close() was called."""
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=50, seed=4)
+    state = loader.state_dict()
+    scripted.fail = [shardfeed.Error("new engine failed"), shardfeed.Error("restore failed")]
+    with pytest.raises(shardfeed.Error, match="new engine failed") as raised:
+        loader.load_state_dict(state)
+    assert scripted.builds == 3
+    if hasattr(raised.value, "add_note"):
+        assert "restore failed" in "\n".join(raised.value.__notes__)
+    with pytest.raises(shardfeed.Error) as closed:
+        next(loader)
+    assert "close() was called" not in str(closed.value)
+    assert "reopening" in str(closed.value) and "restore failed" in str(closed.value)
+
+
+def test_interrupted_reopen_does_not_reload_again(cifar, scripted):
+    """Review of defect 2's fix: `except BaseException` made a Ctrl-C during the
+    new engine's (maybe long) table build start a second full build."""
+    out, _ = cifar
+    loader = shardfeed.Loader(out, split="train", batch_size=50, seed=4)
+    state = loader.state_dict()
+    scripted.fail = [KeyboardInterrupt()]
+    with pytest.raises(KeyboardInterrupt):
+        loader.load_state_dict(state)
+    assert scripted.builds == 2  # the interrupted one, no reload after it
+    with pytest.raises(shardfeed.Error, match="interrupted"):
+        next(loader)
+
+
 def test_after_close_every_call_says_closed(cifar):
     out, _ = cifar
     loader = shardfeed.Loader(out, split="train", batch_size=64)
