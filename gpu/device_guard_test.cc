@@ -42,6 +42,26 @@ TEST(ScopedDevice, FreshThreadStaysOnTheRequestedDevice) {
   EXPECT_EQ(last, after);
 }
 
+// The driver's context calls a caller like PyCUDA makes (through the
+// runtime's entry point: no link to libcuda). ok() false where the driver
+// does not offer them.
+struct DriverContexts {
+  CUresult (*create)(CUcontext*, CUctxCreateParams*, unsigned int, CUdevice) = nullptr;
+  CUresult (*get)(CUcontext*) = nullptr;
+  CUresult (*destroy)(CUcontext) = nullptr;
+  DriverContexts() {
+    void* fn[3] = {nullptr, nullptr, nullptr};
+    cudaDriverEntryPointQueryResult q;
+    (void)cudaGetDriverEntryPointByVersion("cuCtxCreate", &fn[0], 13000, cudaEnableDefault, &q);
+    (void)cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn[1], 12000, cudaEnableDefault, &q);
+    (void)cudaGetDriverEntryPointByVersion("cuCtxDestroy", &fn[2], 12000, cudaEnableDefault, &q);
+    create = reinterpret_cast<decltype(create)>(fn[0]);
+    get = reinterpret_cast<decltype(get)>(fn[1]);
+    destroy = reinterpret_cast<decltype(destroy)>(fn[2]);
+  }
+  bool ok() const { return create != nullptr && get != nullptr && destroy != nullptr; }
+};
+
 // Review of defect 9's fix: a caller's own context (cuCtxCreate) current on
 // `ordinal` itself made cudaGetDevice say `ordinal`, and the guard returned
 // early: the library's streams, events and allocations went into the
@@ -50,35 +70,22 @@ TEST(ScopedDevice, FreshThreadStaysOnTheRequestedDevice) {
 TEST(ScopedDevice, LeavesTheCallersOwnContextOnTheSameDevice) {
   auto count = CudaDeviceCount();
   if (!count.ok()) GTEST_SKIP() << count.status();
-  void* create = nullptr;
-  void* get = nullptr;
-  void* destroy = nullptr;
-  cudaDriverEntryPointQueryResult q;
-  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxCreate", &create, 13000,
-                                                          cudaEnableDefault, &q));
-  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000,
-                                                          cudaEnableDefault, &q));
-  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxDestroy", &destroy, 12000,
-                                                          cudaEnableDefault, &q));
-  ASSERT_TRUE(create != nullptr && get != nullptr && destroy != nullptr);
-  auto ctx_create =
-      reinterpret_cast<CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned int, CUdevice)>(create);
-  auto ctx_get = reinterpret_cast<CUresult (*)(CUcontext*)>(get);
-  auto ctx_destroy = reinterpret_cast<CUresult (*)(CUcontext)>(destroy);
+  DriverContexts driver;
+  ASSERT_TRUE(driver.ok());
   std::thread t([&] {
     CUcontext own = nullptr;
-    ASSERT_EQ(CUDA_SUCCESS, ctx_create(&own, nullptr, 0, 0));
+    ASSERT_EQ(CUDA_SUCCESS, driver.create(&own, nullptr, 0, 0));
     CUcontext inside = nullptr;
     {
       ScopedDevice on(0);
       ASSERT_TRUE(on.status().ok()) << on.status();
-      ASSERT_EQ(CUDA_SUCCESS, ctx_get(&inside));
+      ASSERT_EQ(CUDA_SUCCESS, driver.get(&inside));
     }
     EXPECT_NE(own, inside) << "the library ran inside the caller's own context";
     CUcontext after = nullptr;
-    ASSERT_EQ(CUDA_SUCCESS, ctx_get(&after));
+    ASSERT_EQ(CUDA_SUCCESS, driver.get(&after));
     EXPECT_EQ(own, after) << "the caller's own context was not restored";
-    EXPECT_EQ(CUDA_SUCCESS, ctx_destroy(own));
+    EXPECT_EQ(CUDA_SUCCESS, driver.destroy(own));
   });
   t.join();
 }
@@ -108,23 +115,11 @@ TEST(ScopedDevice, RestoresTheCallersDevice) {
 TEST(ScopedDevice, RestoresTheCallersOwnContext) {
   auto count = CudaDeviceCount();
   if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two CUDA devices";
-  using CtxCreate = CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned int, CUdevice);
-  using CtxGetCurrent = CUresult (*)(CUcontext*);
-  using CtxDestroy = CUresult (*)(CUcontext);
-  void* create = nullptr;
-  void* get = nullptr;
-  void* destroy = nullptr;
-  cudaDriverEntryPointQueryResult q;
-  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxCreate", &create, 13000,
-                                                          cudaEnableDefault, &q));
-  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000,
-                                                          cudaEnableDefault, &q));
-  ASSERT_EQ(cudaSuccess, cudaGetDriverEntryPointByVersion("cuCtxDestroy", &destroy, 12000,
-                                                          cudaEnableDefault, &q));
-  ASSERT_TRUE(create != nullptr && get != nullptr && destroy != nullptr);
+  DriverContexts driver;
+  ASSERT_TRUE(driver.ok());
   std::thread t([&] {
     CUcontext own = nullptr;
-    ASSERT_EQ(CUDA_SUCCESS, reinterpret_cast<CtxCreate>(create)(&own, nullptr, 0, 1));
+    ASSERT_EQ(CUDA_SUCCESS, driver.create(&own, nullptr, 0, 1));
     {
       ScopedDevice on(0);
       ASSERT_TRUE(on.status().ok()) << on.status();
@@ -133,9 +128,9 @@ TEST(ScopedDevice, RestoresTheCallersOwnContext) {
       EXPECT_EQ(0, current);
     }
     CUcontext after = nullptr;
-    ASSERT_EQ(CUDA_SUCCESS, reinterpret_cast<CtxGetCurrent>(get)(&after));
+    ASSERT_EQ(CUDA_SUCCESS, driver.get(&after));
     EXPECT_EQ(own, after) << "the caller's context was replaced by device 1's primary context";
-    EXPECT_EQ(CUDA_SUCCESS, reinterpret_cast<CtxDestroy>(destroy)(own));
+    EXPECT_EQ(CUDA_SUCCESS, driver.destroy(own));
   });
   t.join();
 }
