@@ -8,8 +8,10 @@ cd "$(dirname "$0")"
 source tools/setup.sh
 shardfeed_install_debs
 shardfeed_tf_python
+shardfeed_object_store_servers
 
 test_env=(--test_env=SHARDFEED_TF_PYTHON="$SHARDFEED_TF_PYTHON" --test_env=SHARDFEED_REQUIRE_TF=1)
+test_env+=(--test_env=SHARDFEED_WEED="$SHARDFEED_WEED" --test_env=SHARDFEED_RCLONE="$SHARDFEED_RCLONE")
 if datasets="$(shardfeed_datasets_dir)"; then
   test_env+=(--test_env=SHARDFEED_DATASETS="$datasets")
 else

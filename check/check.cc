@@ -38,6 +38,7 @@
 #include "record/record_writer.h"
 #include "record/shard_name.h"
 #include "record/status_macros.h"
+#include "record/storage.h"
 
 namespace shardfeed {
 namespace {
@@ -53,7 +54,7 @@ bool IsDirectory(const std::string& p) {
 // which is returned in *stream_error).
 absl::StatusOr<std::string> LoadStream(const std::string& path, Compression compression,
                                        absl::Status* stream_error) {
-  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessSource> file, OpenSource(path));
   auto in = MakeInputStream(std::move(file), compression);
   std::string out;
   std::string buf(1 << 20, '\0');

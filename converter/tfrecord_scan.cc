@@ -9,7 +9,9 @@
 #include "reader/shard_discovery.h"
 #include "record/record_reader.h"
 #include "record/shard_name.h"
+#include "record/input_stream.h"
 #include "record/status_macros.h"
+#include "record/storage.h"
 
 namespace shardfeed {
 namespace {
@@ -74,13 +76,15 @@ absl::StatusOr<ScannedDataset> ScanTfRecordDataset(const std::vector<std::string
 }
 
 absl::StatusOr<uint32_t> FileCrc32c(const std::string& path) {
-  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
-  std::string buf(1 << 20, '\0');
+  ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessSource> file, OpenSource(path));
+  // Large reads: a remote object is read in few requests.
+  std::string buf(file->local_path().empty() ? kRemoteBlockSize : 1 << 20, '\0');
   uint32_t crc = 0;
-  for (;;) {
-    ASSIGN_OR_RETURN(size_t n, file->Read(buf.data(), buf.size()));
+  for (uint64_t at = 0;;) {
+    ASSIGN_OR_RETURN(size_t n, file->ReadAt(at, buf.data(), buf.size()));
     if (n == 0) break;
     crc = crc32c::Extend(crc, buf.data(), n);
+    at += n;
   }
   return crc;
 }

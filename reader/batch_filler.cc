@@ -15,6 +15,7 @@
 #include "record/errors.h"
 #include "record/record_format.h"
 #include "record/status_macros.h"
+#include "record/storage.h"
 
 namespace shardfeed {
 namespace {
@@ -82,7 +83,7 @@ absl::StatusOr<std::unique_ptr<ShardFiles>> ShardFiles::Open(const Dataset& data
       return absl::FailedPreconditionError(
           absl::StrCat(shard.path, " has no index (`shardfeed index` makes one)"));
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> f, ReadableFile::Open(shard.path));
+    ASSIGN_OR_RETURN(std::shared_ptr<RandomAccessSource> f, OpenSource(shard.path));
     char head[12];
     ASSIGN_OR_RETURN(size_t got, f->ReadAt(0, head, sizeof(head)));
     if (DetectCompression(shard.path, absl::string_view(head, got)) != Compression::kNone) {
@@ -91,13 +92,15 @@ absl::StatusOr<std::unique_ptr<ShardFiles>> ShardFiles::Open(const Dataset& data
     }
     files->paths_.push_back(shard.path);
     files->sizes_.push_back(f->size());
-  }  // each descriptor closed here: file() opens on demand
+    files->remote_.push_back(f->local_path().empty() ? f : nullptr);
+  }  // each local descriptor closed here: file() opens on demand
   files->open_.resize(files->paths_.size());
   files->last_use_.resize(files->paths_.size());
   return files;
 }
 
-absl::StatusOr<std::shared_ptr<ReadableFile>> ShardFiles::file(size_t shard) const {
+absl::StatusOr<std::shared_ptr<RandomAccessSource>> ShardFiles::file(size_t shard) const {
+  if (remote_[shard] != nullptr) return remote_[shard];
   std::lock_guard<std::mutex> lock(mu_);
   last_use_[shard] = ++uses_;
   if (open_[shard] != nullptr) return open_[shard];
@@ -130,6 +133,9 @@ ShardFiles::~ShardFiles() {
 
 absl::Status ShardFiles::Map(bool random_access) {
   if (mapped()) return absl::OkStatus();
+  for (const auto& r : remote_) {
+    if (r != nullptr) return absl::OkStatus();  // remote bytes are read, not mapped
+  }
   std::vector<absl::string_view> maps;
   absl::Status status;
   for (size_t k = 0; k < paths_.size(); ++k) {
@@ -268,7 +274,7 @@ absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
   size_t runs = 0, used = 0;
   for (size_t i = 0; i < pending_.size();) {
     size_t j = i + 1;
-    ASSIGN_OR_RETURN(std::shared_ptr<ReadableFile> file, files_->file(pending_[i].shard));
+    ASSIGN_OR_RETURN(std::shared_ptr<RandomAccessSource> file, files_->file(pending_[i].shard));
     // A stale index may list records past the end of the file (or sizes
     // near 2^64): reads stop at the file's end, and the records past it are
     // reported truncated by Fill (skipped under skip_corrupt).

@@ -30,13 +30,17 @@
 #include "reader/loader_options.h"
 #include "reader/slot_ring.h"
 #include "record/file.h"
+#include "record/source.h"
 
 namespace shardfeed {
 
-// Every shard of a dataset, for pread or mapped. Descriptors are opened on
-// demand and at most kMaxOpen stay open (least recently used closed first),
+// Every shard of a dataset, for pread or mapped, local files and remote
+// objects alike (record/source.h). Descriptors are opened on demand and at
+// most kMaxOpen local files stay open (least recently used closed first),
 // so a dataset of thousands of shards does not exhaust the process's file
-// descriptors. Thread-safe except Map().
+// descriptors; remote objects stay open from Open() on (no descriptor, and
+// their version, the ETag taken then, must not change under a reader).
+// Thread-safe except Map().
 class ShardFiles {
  public:
   static constexpr size_t kMaxOpen = 64;
@@ -45,9 +49,10 @@ class ShardFiles {
   static absl::StatusOr<std::unique_ptr<ShardFiles>> Open(const Dataset& dataset);
   ~ShardFiles();
   // Shard `shard`, open; the caller's reference keeps the descriptor open.
-  absl::StatusOr<std::shared_ptr<ReadableFile>> file(size_t shard) const;
+  absl::StatusOr<std::shared_ptr<RandomAccessSource>> file(size_t shard) const;
   size_t open_files() const;  // descriptors held now (<= kMaxOpen)
-  // Maps every shard (for random access). Idempotent; not thread-safe.
+  // Maps every shard (for random access). Idempotent; not thread-safe. A
+  // dataset with remote shards is not mapped (reads go through file()).
   absl::Status Map(bool random_access);
   bool mapped() const { return !maps_.empty(); }
   // The shard's bytes; valid after Map().
@@ -57,7 +62,8 @@ class ShardFiles {
   std::vector<std::string> paths_;
   std::vector<uint64_t> sizes_;  // at Open
   mutable std::mutex mu_;
-  mutable std::vector<std::shared_ptr<ReadableFile>> open_;  // per shard; guarded by mu_
+  std::vector<std::shared_ptr<RandomAccessSource>> remote_;  // per shard; null if local
+  mutable std::vector<std::shared_ptr<RandomAccessSource>> open_;  // per shard; guarded by mu_
   mutable std::vector<uint64_t> last_use_;                    // guarded by mu_
   mutable uint64_t uses_ = 0;
   mutable size_t open_count_ = 0;

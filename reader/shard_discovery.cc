@@ -1,7 +1,5 @@
 #include "reader/shard_discovery.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,14 +11,10 @@
 #include "record/file_list.h"
 #include "record/shard_name.h"
 #include "record/status_macros.h"
+#include "record/storage.h"
 
 namespace shardfeed {
 namespace {
-
-bool IsDirectory(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 class Finder {
  public:
@@ -31,8 +25,11 @@ class Finder {
       for (const std::string& m : matches) Classify(m, /*from_glob=*/true);
       return absl::OkStatus();
     }
-    if (IsDirectory(p)) return AddFolder(p);
-    if (!PathExists(p)) return absl::NotFoundError(absl::StrCat(p, ": no such file or directory"));
+    ASSIGN_OR_RETURN(PathKind kind, StatPath(p));
+    if (kind == PathKind::kFolder) return AddFolder(p);
+    if (kind == PathKind::kMissing) {
+      return absl::NotFoundError(absl::StrCat(p, ": no such file or directory"));
+    }
     Classify(p, /*from_glob=*/false);
     return absl::OkStatus();
   }

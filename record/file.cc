@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
+#include "record/remote/remote_files.h"
+#include "record/storage.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -48,7 +50,7 @@ absl::StatusOr<size_t> ReadableFile::Read(char* dst, size_t n) {
   return done;
 }
 
-absl::StatusOr<size_t> ReadableFile::ReadAt(uint64_t offset, char* dst, size_t n) {
+absl::StatusOr<size_t> ReadableFile::ReadAt(uint64_t offset, char* dst, size_t n) const {
   size_t done = 0;
   while (done < n) {
     ssize_t r = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
@@ -70,6 +72,7 @@ absl::Status ReadableFile::Seek(uint64_t offset) {
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  if (IsRemotePath(path)) return remote::ReadObject(path);
   ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
   std::string out(file->size(), '\0');
   ASSIGN_OR_RETURN(size_t n, file->Read(out.data(), out.size()));
@@ -86,12 +89,23 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
                                  bool overwrite) {
+  if (IsRemotePath(path)) {
+    if (!overwrite && PathExists(path)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat(path, ": already exists (use --overwrite to replace it)"));
+    }
+    return remote::WriteObject(path, std::string(contents));
+  }
   ASSIGN_OR_RETURN(auto out, AtomicOutputFile::Create(path, overwrite));
   RETURN_IF_ERROR(out->Append(contents));
   return out->Commit();
 }
 
 bool PathExists(const std::string& path) {
+  if (IsRemotePath(path)) {
+    absl::StatusOr<PathKind> kind = StatPath(path);
+    return kind.ok() && *kind != PathKind::kMissing;
+  }
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
 }

@@ -1,8 +1,10 @@
 // Files with RAII descriptors: a sequential reader and an output file that
 // appears under its final name only when complete.
 //
-// Neither class is thread-safe; use one per thread. Errors are absl::Status
-// with the path and strerror() in the message.
+// Neither class is thread-safe (except ReadableFile::ReadAt, a pread); use
+// one per thread. Errors are absl::Status with the path and strerror() in
+// the message. ReadFileToString, WriteFileAtomically and PathExists also
+// take remote paths (record/storage.h).
 #ifndef SHARDFEED_RECORD_FILE_H_
 #define SHARDFEED_RECORD_FILE_H_
 
@@ -13,26 +15,30 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "record/source.h"
 
 namespace shardfeed {
 
-// A file opened for sequential reading with large read(2) calls.
-class ReadableFile {
+// A file opened for sequential reading with large read(2) calls, and the
+// local peer of remote objects behind RandomAccessSource.
+class ReadableFile : public RandomAccessSource {
  public:
   static absl::StatusOr<std::unique_ptr<ReadableFile>> Open(const std::string& path);
-  ~ReadableFile();
+  ~ReadableFile() override;
   ReadableFile(const ReadableFile&) = delete;
   ReadableFile& operator=(const ReadableFile&) = delete;
 
   // Reads up to n bytes into dst; returns the count, 0 only at end of file.
   absl::StatusOr<size_t> Read(char* dst, size_t n);
   // Reads exactly n bytes at `offset` (pread); fewer only at end of file.
-  absl::StatusOr<size_t> ReadAt(uint64_t offset, char* dst, size_t n);
+  // Thread-safe.
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, char* dst, size_t n) const override;
   // Moves the sequential position.
   absl::Status Seek(uint64_t offset);
 
-  uint64_t size() const { return size_; }
-  const std::string& path() const { return path_; }
+  uint64_t size() const override { return size_; }
+  const std::string& path() const override { return path_; }
+  const std::string& local_path() const override { return path_; }
 
  private:
   ReadableFile(std::string path, int fd, uint64_t size)
@@ -42,10 +48,11 @@ class ReadableFile {
   uint64_t size_;
 };
 
-// Reads a whole (small) file into a string.
+// Reads a whole (small) file, local or remote, into a string.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
-// Writes `contents` to `path` atomically (temporary name, then rename).
+// Writes `contents` to `path` atomically (temporary name, then rename; a
+// remote object is uploaded in one PUT, which is atomic).
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
                                  bool overwrite = true);
 
@@ -90,7 +97,9 @@ class AtomicOutputFile {
   bool compute_crc32c_ = true;
 };
 
-// True when the path exists (any file type).
+// True when the path exists (any file type; a remote object or folder).
+// Errors (a remote path that cannot be reached) count as absent: callers
+// that must tell them apart use StatPath (record/storage.h).
 bool PathExists(const std::string& path);
 
 }  // namespace shardfeed

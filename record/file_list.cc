@@ -9,11 +9,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "record/errors.h"
+#include "record/remote/remote_files.h"
+#include "record/storage.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
 
 absl::StatusOr<DirEntries> ListDir(const std::string& dir) {
+  if (IsRemotePath(dir)) {
+    ASSIGN_OR_RETURN(remote::RemoteEntries e, remote::ListRemoteDir(dir));
+    DirEntries out;
+    out.dirs = std::move(e.dirs);
+    out.files = std::move(e.files);
+    return out;
+  }
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return IoError("cannot list directory", dir, errno);
   DirEntries out;
@@ -46,6 +55,7 @@ absl::StatusOr<std::vector<std::string>> ListFilesRecursive(const std::string& d
 }
 
 absl::StatusOr<std::vector<std::string>> Glob(const std::string& pattern) {
+  if (IsRemotePath(pattern)) return remote::GlobRemote(pattern);
   glob_t g;
   int rc = glob(pattern.c_str(), GLOB_MARK, nullptr, &g);
   if (rc == GLOB_NOMATCH) {

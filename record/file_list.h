@@ -1,5 +1,6 @@
 // Directory listing and glob helpers: the converter's file-based sources,
-// shard discovery (reader/shard_discovery.h) and check.
+// shard discovery (reader/shard_discovery.h) and check. Folders and globs
+// may be remote (s3://bucket/prefix/, gs://...: record/remote/remote_files.h).
 #ifndef SHARDFEED_RECORD_FILE_LIST_H_
 #define SHARDFEED_RECORD_FILE_LIST_H_
 

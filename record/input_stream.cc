@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -12,33 +13,77 @@
 namespace shardfeed {
 namespace {
 
-class FileInputStream : public InputStream {
+// Reads a source in order: straight through ReadAt for a local file, in
+// kRemoteBlockSize blocks for a remote object.
+class SourceCursor {
  public:
-  explicit FileInputStream(std::unique_ptr<ReadableFile> file) : file_(std::move(file)) {}
-  absl::StatusOr<size_t> Read(char* dst, size_t n) override {
-    absl::StatusOr<size_t> got = file_->Read(dst, n);
-    if (got.ok()) position_ += *got;
-    return got;
+  explicit SourceCursor(std::unique_ptr<RandomAccessSource> source)
+      : source_(std::move(source)), blocks_(source_->local_path().empty()) {}
+
+  absl::StatusOr<size_t> Read(char* dst, size_t n) {
+    if (!blocks_) {
+      ASSIGN_OR_RETURN(size_t got, source_->ReadAt(pos_, dst, n));
+      pos_ += got;
+      return got;
+    }
+    size_t done = 0;
+    while (done < n) {
+      if (at_ == block_.size()) {
+        if (pos_ >= source_->size()) break;
+        block_.resize(static_cast<size_t>(
+            std::min<uint64_t>(kRemoteBlockSize, source_->size() - pos_)));
+        ASSIGN_OR_RETURN(size_t got, source_->ReadAt(pos_, block_.data(), block_.size()));
+        block_.resize(got);
+        at_ = 0;
+        pos_ += got;
+        if (got == 0) break;
+      }
+      const size_t take = std::min(n - done, block_.size() - at_);
+      std::memcpy(dst + done, block_.data() + at_, take);
+      at_ += take;
+      done += take;
+    }
+    return done;
   }
-  absl::Status Rewind() override { return Seek(0); }
-  absl::Status Seek(uint64_t offset) override {
-    absl::Status s = file_->Seek(offset);
-    if (s.ok()) position_ = offset;
-    return s;
+  void Seek(uint64_t offset) {
+    pos_ = offset;
+    block_.clear();
+    at_ = 0;
   }
-  uint64_t file_position() const override { return position_; }
+  // Bytes consumed by the caller.
+  uint64_t position() const { return pos_ - (block_.size() - at_); }
+  const std::string& path() const { return source_->path(); }
 
  private:
-  std::unique_ptr<ReadableFile> file_;
-  uint64_t position_ = 0;
+  std::unique_ptr<RandomAccessSource> source_;
+  const bool blocks_;
+  uint64_t pos_ = 0;          // next byte of the source to fetch
+  std::vector<char> block_;   // fetched, from pos_ - block_.size()
+  size_t at_ = 0;             // first unconsumed byte of block_
+};
+
+class FileInputStream : public InputStream {
+ public:
+  explicit FileInputStream(std::unique_ptr<RandomAccessSource> source)
+      : file_(std::move(source)) {}
+  absl::StatusOr<size_t> Read(char* dst, size_t n) override { return file_.Read(dst, n); }
+  absl::Status Rewind() override { return Seek(0); }
+  absl::Status Seek(uint64_t offset) override {
+    file_.Seek(offset);
+    return absl::OkStatus();
+  }
+  uint64_t file_position() const override { return file_.position(); }
+
+ private:
+  SourceCursor file_;
 };
 
 // Inflates a zlib or gzip stream. Multi-member gzip files (concatenated
 // members, as `cat a.gz b.gz` or some writers produce) are read as one stream.
 class InflateInputStream : public InputStream {
  public:
-  InflateInputStream(std::unique_ptr<ReadableFile> file, Compression compression)
-      : file_(std::move(file)), gzip_(compression == Compression::kGzip),
+  InflateInputStream(std::unique_ptr<RandomAccessSource> source, Compression compression)
+      : file_(std::move(source)), gzip_(compression == Compression::kGzip),
         in_(kInputBufferSize) {
     std::memset(&z_, 0, sizeof(z_));
     init_status_ = Init();
@@ -59,7 +104,7 @@ class InflateInputStream : public InputStream {
         RETURN_IF_ERROR(FillInput(1));
         if (z_.avail_in == 0) {
           if (!started_) break;  // an empty file holds no records
-          return DataLossAt(file_->path(), CompressedOffset(),
+          return DataLossAt(file_.path(), CompressedOffset(),
                             absl::StrCat("compressed (", gzip_ ? "gzip" : "zlib",
                                          ") stream is truncated: the file ends "
                                          "before the end of the stream"));
@@ -74,7 +119,7 @@ class InflateInputStream : public InputStream {
       if (rc == Z_STREAM_END) {
         member_ended_ = true;
       } else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
-        return DataLossAt(file_->path(), CompressedOffset(),
+        return DataLossAt(file_.path(), CompressedOffset(),
                           absl::StrCat("corrupt compressed data: ",
                                        z_.msg ? z_.msg : "invalid deflate stream"));
       } else if (rc == Z_MEM_ERROR) {
@@ -87,7 +132,7 @@ class InflateInputStream : public InputStream {
   }
 
   absl::Status Rewind() override {
-    RETURN_IF_ERROR(file_->Seek(0));
+    file_.Seek(0);
     if (initialized_) inflateEnd(&z_);
     initialized_ = false;
     std::memset(&z_, 0, sizeof(z_));
@@ -126,7 +171,7 @@ class InflateInputStream : public InputStream {
     std::memmove(in_.data(), z_.next_in, z_.avail_in);
     size_t have = z_.avail_in;
     while (have < want) {
-      ASSIGN_OR_RETURN(size_t got, file_->Read(in_.data() + have, in_.size() - have));
+      ASSIGN_OR_RETURN(size_t got, file_.Read(in_.data() + have, in_.size() - have));
       if (got == 0) break;
       have += got;
     }
@@ -145,7 +190,7 @@ class InflateInputStream : public InputStream {
       member_ended_ = false;
       return true;
     }
-    return DataLossAt(file_->path(), CompressedOffset(),
+    return DataLossAt(file_.path(), CompressedOffset(),
                       absl::StrCat(z_.avail_in, "+ bytes of trailing garbage after the end "
                                                 "of the compressed stream"));
   }
@@ -154,7 +199,7 @@ class InflateInputStream : public InputStream {
     return consumed_before_buffer_ + (reinterpret_cast<const char*>(z_.next_in) - in_.data());
   }
 
-  std::unique_ptr<ReadableFile> file_;
+  SourceCursor file_;
   bool gzip_;
   std::vector<char> in_;
   z_stream z_;
@@ -167,12 +212,12 @@ class InflateInputStream : public InputStream {
 
 }  // namespace
 
-std::unique_ptr<InputStream> MakeInputStream(std::unique_ptr<ReadableFile> file,
+std::unique_ptr<InputStream> MakeInputStream(std::unique_ptr<RandomAccessSource> source,
                                              Compression compression) {
   if (compression == Compression::kZlib || compression == Compression::kGzip) {
-    return std::make_unique<InflateInputStream>(std::move(file), compression);
+    return std::make_unique<InflateInputStream>(std::move(source), compression);
   }
-  return std::make_unique<FileInputStream>(std::move(file));
+  return std::make_unique<FileInputStream>(std::move(source));
 }
 
 }  // namespace shardfeed

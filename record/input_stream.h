@@ -1,5 +1,7 @@
-// Byte streams under the record reader: a plain file, or a ZLIB/GZIP
-// decompressor over a file. Not thread-safe.
+// Byte streams under the record reader: a source's bytes (a local file or
+// a remote object, record/source.h), or a ZLIB/GZIP decompressor over them.
+// A remote source is read in large blocks (kRemoteBlockSize: one request
+// per block, not per caller's read). Not thread-safe.
 #ifndef SHARDFEED_RECORD_INPUT_STREAM_H_
 #define SHARDFEED_RECORD_INPUT_STREAM_H_
 
@@ -10,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "record/compression.h"
-#include "record/file.h"
+#include "record/source.h"
 
 namespace shardfeed {
 
@@ -31,8 +33,11 @@ class InputStream {
   virtual uint64_t file_position() const = 0;
 };
 
-// Opens `file` (owned) as a stream of the given compression (not kAuto).
-std::unique_ptr<InputStream> MakeInputStream(std::unique_ptr<ReadableFile> file,
+// Bytes per request when a remote source is read in order.
+constexpr size_t kRemoteBlockSize = 8 << 20;
+
+// Opens `source` (owned) as a stream of the given compression (not kAuto).
+std::unique_ptr<InputStream> MakeInputStream(std::unique_ptr<RandomAccessSource> source,
                                              Compression compression);
 
 }  // namespace shardfeed

@@ -8,6 +8,7 @@
 #include "record/errors.h"
 #include "record/record_format.h"
 #include "record/status_macros.h"
+#include "record/storage.h"
 
 namespace shardfeed {
 namespace {
@@ -23,7 +24,7 @@ std::string MaybeNotTfRecordHint(uint64_t offset) {
 
 absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
     const std::string& path, const RecordReaderOptions& options) {
-  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessSource> file, OpenSource(path));
   Compression compression = options.compression;
   if (compression == Compression::kAuto) {
     char head[kRecordHeaderSize];

