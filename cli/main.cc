@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/version.h"
 #include "record/crc32c.h"
+#include "record/remote/remote_files.h"
 
 namespace shardfeed::cli {
 namespace {
@@ -36,6 +37,9 @@ void PrintUsage(std::FILE* out) {
   for (const Subcommand& c : kSubcommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out,
                "\n'shardfeed COMMAND --help' describes each command.\n"
+               "Paths may be local or remote: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX,\n"
+               "https://HOST/PATH (credentials as the AWS CLI finds them; --no-sign, with\n"
+               "any command, reads public buckets anonymously).\n"
                "Exit status: 0 success, 1 a data problem was found, 2 usage or I/O error.\n");
 }
 
@@ -76,6 +80,16 @@ int main(int argc, char** argv) {
                 shardfeed::crc32c::ImplementationName());
     return kExitOk;
   }
+  // --no-sign, anywhere after the command: anonymous remote reads.
+  int kept = 2;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--no-sign")) {
+      shardfeed::remote::SetAnonymousAccess(true);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   for (const Subcommand& c : kSubcommands) {
     if (!std::strcmp(command, c.name)) return RunGuarded(c, argc - 2, argv + 2);
   }

@@ -13,113 +13,22 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "converter/example_encoder.h"
 #include "gtest/gtest.h"
 #include "reader/dataset.h"
 #include "reader/loader.h"
 #include "record/file.h"
-#include "record/file_list.h"
-#include "record/index.h"
-#include "record/record_writer.h"
 #include "record/remote/object_store.h"
 #include "record/remote/test_servers.h"
 #include "record/storage.h"
 #include "record/test_util.h"
+#include "tests/remote_test_util.h"
 
 namespace shardfeed {
 namespace {
 
-constexpr char kAccess[] = "AKIDSHARDFEEDTEST";
-constexpr char kSecret[] = "s3cr3t/shardfeed+test";
-constexpr int kRecords = 500;
-
-std::string MakeRecord(int i) {
-  ExampleEncoder e;
-  std::string image(64 + i % 50, static_cast<char>(i * 7));
-  e.AddInt64("id", i);
-  e.AddBytes("image", image);
-  return e.Finish();
-}
-
-// Shards of uneven sizes; `gzip`: compressed, without indexes (streaming).
-void WriteDataset(const std::string& dir, int shards, bool gzip) {
-  int next = 0;
-  for (int s = 0; s < shards; ++s) {
-    const int n = s + 1 == shards ? kRecords - next : kRecords / shards - 7 * s;
-    const std::string path =
-        absl::StrCat(dir, "/part-", s, ".tfrecord", gzip ? ".gz" : "");
-    RecordWriterOptions o;
-    o.compression = gzip ? Compression::kGzip : Compression::kNone;
-    auto w = RecordWriter::Create(path, o);
-    ASSERT_TRUE(w.ok()) << w.status();
-    for (int k = 0; k < n; ++k) ASSERT_TRUE((*w)->WriteRecord(MakeRecord(next++)).ok());
-    if (!gzip) ASSERT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
-    ASSERT_TRUE((*w)->Close().ok());
-  }
-}
-
-// Uploads every file of `dir` to `prefix` (through our own PUT).
-void Upload(const std::string& dir, const std::string& prefix) {
-  auto files = ListDir(dir);
-  ASSERT_TRUE(files.ok()) << files.status();
-  for (const std::string& f : files->files) {
-    auto bytes = ReadFileToString(dir + "/" + f);
-    ASSERT_TRUE(bytes.ok());
-    absl::Status put = WriteFileAtomically(prefix + f, *bytes);
-    ASSERT_TRUE(put.ok()) << put;
-  }
-}
-
-// Every batch's tensors, bytes and all, in delivery order.
-absl::StatusOr<std::vector<std::string>> ReadBatches(const std::string& path, LoaderOptions o) {
-  auto ds = Dataset::Open({path});
-  if (!ds.ok()) return ds.status();
-  auto spec = ParseSpec("id:int64,image:bytes");
-  if (!spec.ok()) return spec.status();
-  o.features = *spec;
-  auto loader = Loader::Create(*std::move(ds), o);
-  if (!loader.ok()) return loader.status();
-  std::vector<std::string> out;
-  for (;;) {
-    auto batch = (*loader)->Next();
-    if (absl::IsOutOfRange(batch.status())) break;
-    if (!batch.ok()) return batch.status();
-    std::string bytes;
-    for (const Tensor& t : batch->tensors()) {
-      absl::StrAppend(&bytes, t.name, ":",
-                      absl::string_view(static_cast<const char*>(t.data), t.bytes), ";");
-    }
-    out.push_back(std::move(bytes));
-  }
-  return out;
-}
-
-std::vector<LoaderOptions> EveryPath() {
-  std::vector<LoaderOptions> all;
-  LoaderOptions o;
-  o.batch_size = 32;
-  o.epochs = 2;
-  o.seed = 7;
-  o.io_threads = 2;
-  o.decode_threads = 2;
-  o.shuffle_mode = ShuffleMode::kGlobal;
-  all.push_back(o);
-  o.shuffle_mode = ShuffleMode::kQuasi;
-  o.shuffle_buffer = 64;
-  all.push_back(o);
-  LoaderOptions in_order = o;
-  in_order.shuffle = false;
-  all.push_back(in_order);
-  LoaderOptions streaming = o;
-  streaming.force_streaming = true;
-  streaming.shuffle_buffer = 100;
-  all.push_back(streaming);
-  LoaderOptions resident = o;
-  resident.shuffle_mode = ShuffleMode::kGlobal;
-  resident.cache.enabled = true;
-  all.push_back(resident);
-  return all;
-}
+using testing::kTestAccessKey;
+using testing::kTestSecretKey;
+using testing::ReadBatchBytes;
 
 class RemoteDatasetTest : public ::testing::Test {
  protected:
@@ -132,17 +41,17 @@ class RemoteDatasetTest : public ::testing::Test {
     ::mkdir(local_->c_str(), 0755);
     ::mkdir(gz_->c_str(), 0755);
     ::mkdir((*root_ + "/weed").c_str(), 0755);
-    WriteDataset(*local_, 4, false);
-    WriteDataset(*gz_, 3, true);
-    auto server = testing::StartSeaweedFs(weed, *root_ + "/weed", kAccess, kSecret, "data");
+    testing::WriteRemoteTestDataset(*local_, 4, false);
+    testing::WriteRemoteTestDataset(*gz_, 3, true);
+    auto server = testing::StartSeaweedFs(weed, *root_ + "/weed", kTestAccessKey, kTestSecretKey, "data");
     if (!server.ok()) {
       start_error_ = new std::string(server.status().ToString());
       return;
     }
     server_ = new testing::S3Server(*std::move(server));
     UseEnvironmentKeys();
-    Upload(*local_, "s3://data/ds/");
-    Upload(*gz_, "s3://data/gz/");
+    testing::UploadFolder(*local_, "s3://data/ds/");
+    testing::UploadFolder(*gz_, "s3://data/gz/");
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -156,17 +65,7 @@ class RemoteDatasetTest : public ::testing::Test {
     ASSERT_EQ(start_error_, nullptr) << *start_error_;
     UseEnvironmentKeys();
   }
-  static void UseEnvironmentKeys() {
-    setenv("AWS_ENDPOINT_URL", server_->endpoint.c_str(), 1);
-    setenv("AWS_ACCESS_KEY_ID", kAccess, 1);
-    setenv("AWS_SECRET_ACCESS_KEY", kSecret, 1);
-    setenv("AWS_REGION", "us-east-1", 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-    unsetenv("AWS_SESSION_TOKEN");
-    unsetenv("AWS_PROFILE");
-    unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-    remote::ForgetStores();
-  }
+  static void UseEnvironmentKeys() { testing::UseEnvironmentKeys(server_->endpoint); }
 
   static std::string* root_;
   static std::string* local_;
@@ -198,11 +97,11 @@ TEST_F(RemoteDatasetTest, FolderIsListedLikeALocalOne) {
 
 TEST_F(RemoteDatasetTest, BatchesAreByteIdenticalToLocalOnEveryPath) {
   int k = 0;
-  for (const LoaderOptions& o : EveryPath()) {
+  for (const LoaderOptions& o : testing::EveryLoaderPath()) {
     SCOPED_TRACE(absl::StrCat("path ", k++));
-    auto local = ReadBatches(*local_, o);
+    auto local = ReadBatchBytes({*local_}, o);
     ASSERT_TRUE(local.ok()) << local.status();
-    auto remote = ReadBatches("s3://data/ds/", o);
+    auto remote = ReadBatchBytes({"s3://data/ds/"}, o);
     ASSERT_TRUE(remote.ok()) << remote.status();
     ASSERT_EQ(local->size(), remote->size());
     EXPECT_TRUE(*local == *remote);
@@ -210,10 +109,10 @@ TEST_F(RemoteDatasetTest, BatchesAreByteIdenticalToLocalOnEveryPath) {
 }
 
 TEST_F(RemoteDatasetTest, GzipShardsStreamIdentically) {
-  LoaderOptions o = EveryPath()[1];
-  auto local = ReadBatches(*gz_, o);
+  LoaderOptions o = testing::EveryLoaderPath()[1];
+  auto local = ReadBatchBytes({*gz_}, o);
   ASSERT_TRUE(local.ok()) << local.status();
-  auto remote = ReadBatches("s3://data/gz/", o);
+  auto remote = ReadBatchBytes({"s3://data/gz/"}, o);
   ASSERT_TRUE(remote.ok()) << remote.status();
   ASSERT_EQ(local->size(), remote->size());
   EXPECT_TRUE(*local == *remote);
@@ -244,8 +143,8 @@ TEST_F(RemoteDatasetTest, KeysFromAnAwsProfileInHome) {
   ASSERT_TRUE(WriteFileAtomically(home + "/.aws/credentials",
                                   absl::StrCat("[default]\naws_access_key_id = wrong\n"
                                                "aws_secret_access_key = wrong\n\n[dev]\n"
-                                               "aws_access_key_id = ", kAccess,
-                                               "\naws_secret_access_key = ", kSecret, "\n"))
+                                               "aws_access_key_id = ", kTestAccessKey,
+                                               "\naws_secret_access_key = ", kTestSecretKey, "\n"))
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(home + "/.aws/config",
                                   absl::StrCat("[profile dev]\nregion = us-east-1\n"
@@ -292,6 +191,53 @@ TEST_F(RemoteDatasetTest, RangeReadsAtTheEnd) {
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(std::string(buf, *n), "6789");
   EXPECT_EQ(*(*source)->ReadAt(10, buf, 8), 0u);
+}
+
+// rclone answers a Range request with 200 + Content-Range: the same batches.
+TEST_F(RemoteDatasetTest, RcloneServesTheSameBatches) {
+  const std::string rclone = testing::FindBinary("SHARDFEED_RCLONE", "rclone");
+  if (rclone.empty()) {
+    if (testing::ServersRequired()) FAIL() << "rclone (SHARDFEED_RCLONE) is required in CI";
+    GTEST_SKIP() << "no rclone binary";
+  }
+  const std::string dir = testing::MakeTempDir();
+  ::mkdir((dir + "/buckets").c_str(), 0755);
+  ::mkdir((dir + "/buckets/data").c_str(), 0755);
+  ::mkdir((dir + "/buckets/data/ds").c_str(), 0755);
+  testing::WriteRemoteTestDataset(dir + "/buckets/data/ds", 4, false);
+  auto server = testing::StartRcloneS3(rclone, dir + "/buckets", kTestAccessKey, kTestSecretKey);
+  ASSERT_TRUE(server.ok()) << server.status();
+  testing::UseEnvironmentKeys(server->endpoint);
+  for (const LoaderOptions& o : {testing::EveryLoaderPath()[0], testing::EveryLoaderPath()[3]}) {
+    auto local = ReadBatchBytes({*local_}, o);
+    ASSERT_TRUE(local.ok()) << local.status();
+    auto remote = ReadBatchBytes({"s3://data/ds/"}, o);
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    EXPECT_TRUE(*local == *remote);
+  }
+}
+
+// Plain HTTP (nginx, Range): shards given by URL, their .index beside them.
+TEST_F(RemoteDatasetTest, NginxServesShardsByUrl) {
+  const std::string nginx = testing::FindBinary("SHARDFEED_NGINX", "nginx");
+  if (nginx.empty()) {
+    if (testing::ServersRequired()) FAIL() << "nginx is required in CI";
+    GTEST_SKIP() << "no nginx binary";
+  }
+  const std::string work = testing::MakeTempDir();
+  auto server = testing::StartNginx(nginx, *local_, work);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::vector<std::string> urls;
+  for (int s = 0; s < 4; ++s) urls.push_back(absl::StrCat(server->endpoint, "/part-", s, ".tfrecord"));
+  for (const LoaderOptions& o : {testing::EveryLoaderPath()[0], testing::EveryLoaderPath()[1]}) {
+    auto local = ReadBatchBytes({*local_}, o);
+    ASSERT_TRUE(local.ok()) << local.status();
+    auto remote = ReadBatchBytes(urls, o);
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    EXPECT_TRUE(*local == *remote);
+  }
+  auto listed = Dataset::Open({server->endpoint + "/"});
+  EXPECT_FALSE(listed.ok());
 }
 
 }  // namespace

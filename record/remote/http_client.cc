@@ -364,6 +364,7 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(HttpRequest request,
     }
     last = HttpStatusError(s, request.url, response.body, a + 1);
     if (!IsRetryableHttpStatus(s)) return last;
+    if (a + 1 == attempts) return last;  // says how many attempts
   }
   if (absl::IsUnavailable(last) && attempts > 1) {
     return absl::UnavailableError(absl::StrCat(last.message(), " (gave up after ", attempts,

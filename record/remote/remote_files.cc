@@ -66,7 +66,8 @@ absl::StatusOr<std::string> ReadObject(const std::string& path) {
 
 absl::StatusOr<RemoteKind> StatRemote(const std::string& path) {
   ASSIGN_OR_RETURN(Opened o, Resolve(path));
-  if (!o.path.key.empty() && o.path.key.back() != '/') {
+  const std::string& name = o.path.scheme == Scheme::kHttp ? o.path.url : o.path.key;
+  if (!name.empty() && name.back() != '/') {
     absl::StatusOr<ObjectInfo> head = o.store->Head(o.path);
     if (head.ok()) return RemoteKind::kObject;
     if (!absl::IsNotFound(head.status())) return head.status();
@@ -118,6 +119,8 @@ absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern) 
   std::sort(out.begin(), out.end());
   return out;
 }
+
+void SetAnonymousAccess(bool anonymous) { SetAnonymous(anonymous); }
 
 absl::Status WriteObject(const std::string& path, const std::string& contents) {
   ASSIGN_OR_RETURN(Opened o, Resolve(path));

@@ -34,6 +34,10 @@ absl::StatusOr<RemoteEntries> ListRemoteDir(const std::string& dir);
 // full paths, sorted; NOT_FOUND when none matches.
 absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern);
 
+// Read without signing from now on (--no-sign, anonymous=True; also
+// SHARDFEED_NO_SIGN=1): public buckets, no credentials looked up.
+void SetAnonymousAccess(bool anonymous);
+
 // Uploads `contents` as the object (it appears whole or not at all).
 absl::Status WriteObject(const std::string& path, const std::string& contents);
 

@@ -24,6 +24,7 @@ absl::StatusOr<RemoteEntries> ListRemoteDir(const std::string& dir) { return NoR
 absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern) {
   return NoRemote(pattern);
 }
+void SetAnonymousAccess(bool) {}
 absl::Status WriteObject(const std::string& path, const std::string&) { return NoRemote(path); }
 
 }  // namespace remote

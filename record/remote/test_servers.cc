@@ -176,7 +176,10 @@ absl::StatusOr<S3Server> StartNginx(const std::string& nginx, const std::string&
                                     const std::string& work_dir) {
   const int port = FreePort();
   const std::string conf = work_dir + "/nginx.conf";
-  std::ofstream(conf) << "daemon off;\nmaster_process off;\npid " << work_dir
+  // As root, nginx would chown its temp folders to "nobody" (refused in
+  // sandboxes): it keeps the user it runs as.
+  std::ofstream(conf) << (::getuid() == 0 ? "user root;\n" : "")
+                      << "daemon off;\nmaster_process off;\npid " << work_dir
                       << "/nginx.pid;\nerror_log " << work_dir
                       << "/nginx-error.log;\nevents {}\nhttp {\n  access_log off;\n"
                       << "  client_body_temp_path " << work_dir << ";\n  proxy_temp_path "
