@@ -30,59 +30,12 @@ using testing::kTestAccessKey;
 using testing::kTestSecretKey;
 using testing::ReadBatchBytes;
 
-class RemoteDatasetTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    const std::string weed = testing::FindBinary("SHARDFEED_WEED", "weed");
-    if (weed.empty()) return;
-    root_ = new std::string(testing::MakeTempDir());
-    local_ = new std::string(*root_ + "/local");
-    gz_ = new std::string(*root_ + "/gz");
-    ::mkdir(local_->c_str(), 0755);
-    ::mkdir(gz_->c_str(), 0755);
-    ::mkdir((*root_ + "/weed").c_str(), 0755);
-    testing::WriteRemoteTestDataset(*local_, 4, false);
-    testing::WriteRemoteTestDataset(*gz_, 3, true);
-    auto server = testing::StartSeaweedFs(weed, *root_ + "/weed", kTestAccessKey, kTestSecretKey, "data");
-    if (!server.ok()) {
-      start_error_ = new std::string(server.status().ToString());
-      return;
-    }
-    server_ = new testing::S3Server(*std::move(server));
-    UseEnvironmentKeys();
-    testing::UploadFolder(*local_, "s3://data/ds/");
-    testing::UploadFolder(*gz_, "s3://data/gz/");
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    if (root_ == nullptr) {
-      if (testing::ServersRequired()) FAIL() << "SeaweedFS (SHARDFEED_WEED) is required in CI";
-      GTEST_SKIP() << "no weed binary (SHARDFEED_WEED; tools/setup.sh installs it)";
-    }
-    ASSERT_EQ(start_error_, nullptr) << *start_error_;
-    UseEnvironmentKeys();
-  }
-  static void UseEnvironmentKeys() { testing::UseEnvironmentKeys(server_->endpoint); }
-
-  static std::string* root_;
-  static std::string* local_;
-  static std::string* gz_;
-  static std::string* start_error_;
-  static testing::S3Server* server_;
-};
-std::string* RemoteDatasetTest::root_ = nullptr;
-std::string* RemoteDatasetTest::local_ = nullptr;
-std::string* RemoteDatasetTest::gz_ = nullptr;
-std::string* RemoteDatasetTest::start_error_ = nullptr;
-testing::S3Server* RemoteDatasetTest::server_ = nullptr;
+class RemoteDatasetTest : public testing::SeaweedSuite {};
 
 TEST_F(RemoteDatasetTest, FolderIsListedLikeALocalOne) {
   auto remote = Dataset::Open({"s3://data/ds/"});
   ASSERT_TRUE(remote.ok()) << remote.status();
-  auto local = Dataset::Open({*local_});
+  auto local = Dataset::Open({local_dir()});
   ASSERT_TRUE(local.ok());
   ASSERT_EQ(remote->shards.size(), local->shards.size());
   for (size_t s = 0; s < local->shards.size(); ++s) {
@@ -99,7 +52,7 @@ TEST_F(RemoteDatasetTest, BatchesAreByteIdenticalToLocalOnEveryPath) {
   int k = 0;
   for (const LoaderOptions& o : testing::EveryLoaderPath()) {
     SCOPED_TRACE(absl::StrCat("path ", k++));
-    auto local = ReadBatchBytes({*local_}, o);
+    auto local = ReadBatchBytes({local_dir()}, o);
     ASSERT_TRUE(local.ok()) << local.status();
     auto remote = ReadBatchBytes({"s3://data/ds/"}, o);
     ASSERT_TRUE(remote.ok()) << remote.status();
@@ -110,7 +63,7 @@ TEST_F(RemoteDatasetTest, BatchesAreByteIdenticalToLocalOnEveryPath) {
 
 TEST_F(RemoteDatasetTest, GzipShardsStreamIdentically) {
   LoaderOptions o = testing::EveryLoaderPath()[1];
-  auto local = ReadBatchBytes({*gz_}, o);
+  auto local = ReadBatchBytes({gzip_dir()}, o);
   ASSERT_TRUE(local.ok()) << local.status();
   auto remote = ReadBatchBytes({"s3://data/gz/"}, o);
   ASSERT_TRUE(remote.ok()) << remote.status();
@@ -148,7 +101,7 @@ TEST_F(RemoteDatasetTest, KeysFromAnAwsProfileInHome) {
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(home + "/.aws/config",
                                   absl::StrCat("[profile dev]\nregion = us-east-1\n"
-                                               "endpoint_url = ", server_->endpoint, "\n"))
+                                               "endpoint_url = ", endpoint(), "\n"))
                   .ok());
   const std::string old_home = std::getenv("HOME") ? std::getenv("HOME") : "";
   setenv("HOME", home.c_str(), 1);
@@ -161,7 +114,7 @@ TEST_F(RemoteDatasetTest, KeysFromAnAwsProfileInHome) {
   EXPECT_TRUE(ds.ok()) << ds.status();
   // The default profile's keys are wrong: the profile named is the one used.
   setenv("AWS_PROFILE", "default", 1);
-  setenv("AWS_ENDPOINT_URL", server_->endpoint.c_str(), 1);
+  setenv("AWS_ENDPOINT_URL", endpoint().c_str(), 1);
   remote::ForgetStores();
   auto denied = Dataset::Open({"s3://data/ds/"});
   EXPECT_TRUE(absl::IsPermissionDenied(denied.status())) << denied.status();
@@ -209,7 +162,7 @@ TEST_F(RemoteDatasetTest, RcloneServesTheSameBatches) {
   ASSERT_TRUE(server.ok()) << server.status();
   testing::UseEnvironmentKeys(server->endpoint);
   for (const LoaderOptions& o : {testing::EveryLoaderPath()[0], testing::EveryLoaderPath()[3]}) {
-    auto local = ReadBatchBytes({*local_}, o);
+    auto local = ReadBatchBytes({local_dir()}, o);
     ASSERT_TRUE(local.ok()) << local.status();
     auto remote = ReadBatchBytes({"s3://data/ds/"}, o);
     ASSERT_TRUE(remote.ok()) << remote.status();
@@ -225,12 +178,12 @@ TEST_F(RemoteDatasetTest, NginxServesShardsByUrl) {
     GTEST_SKIP() << "no nginx binary";
   }
   const std::string work = testing::MakeTempDir();
-  auto server = testing::StartNginx(nginx, *local_, work);
+  auto server = testing::StartNginx(nginx, local_dir(), work);
   ASSERT_TRUE(server.ok()) << server.status();
   std::vector<std::string> urls;
   for (int s = 0; s < 4; ++s) urls.push_back(absl::StrCat(server->endpoint, "/part-", s, ".tfrecord"));
   for (const LoaderOptions& o : {testing::EveryLoaderPath()[0], testing::EveryLoaderPath()[1]}) {
-    auto local = ReadBatchBytes({*local_}, o);
+    auto local = ReadBatchBytes({local_dir()}, o);
     ASSERT_TRUE(local.ok()) << local.status();
     auto remote = ReadBatchBytes(urls, o);
     ASSERT_TRUE(remote.ok()) << remote.status();

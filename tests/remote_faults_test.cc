@@ -56,50 +56,18 @@ absl::StatusOr<Proxy> StartProxy(const std::string& upstream,
   return p;
 }
 
-class RemoteFaultsTest : public ::testing::Test {
+class RemoteFaultsTest : public testing::SeaweedSuite {
  protected:
-  static void SetUpTestSuite() {
-    const std::string weed = testing::FindBinary("SHARDFEED_WEED", "weed");
-    if (weed.empty()) return;
-    root_ = new std::string(testing::MakeTempDir());
-    ::mkdir((*root_ + "/local").c_str(), 0755);
-    ::mkdir((*root_ + "/weed").c_str(), 0755);
-    testing::WriteRemoteTestDataset(*root_ + "/local", 4, false);
-    auto server = testing::StartSeaweedFs(weed, *root_ + "/weed", testing::kTestAccessKey,
-                                          testing::kTestSecretKey, "data");
-    if (!server.ok()) {
-      error_ = new std::string(server.status().ToString());
-      return;
-    }
-    server_ = new testing::S3Server(*std::move(server));
-    testing::UseEnvironmentKeys(server_->endpoint);
-    testing::UploadFolder(*root_ + "/local", "s3://data/ds/");
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
-    if (root_ == nullptr) {
-      if (testing::ServersRequired()) FAIL() << "SeaweedFS (SHARDFEED_WEED) is required in CI";
-      GTEST_SKIP() << "no weed binary (SHARDFEED_WEED)";
-    }
-    ASSERT_EQ(error_, nullptr) << *error_;
+    SeaweedSuite::SetUp();
     saved_ = remote::HttpClient::Get().options();
   }
   void TearDown() override { remote::HttpClient::Get().set_options(saved_); }
-
-  static std::string* root_;
-  static std::string* error_;
-  static testing::S3Server* server_;
   remote::HttpOptions saved_;
 };
-std::string* RemoteFaultsTest::root_ = nullptr;
-std::string* RemoteFaultsTest::error_ = nullptr;
-testing::S3Server* RemoteFaultsTest::server_ = nullptr;
 
 TEST_F(RemoteFaultsTest, ResetsStallsAndSlowDownsAreRetried) {
-  auto proxy = StartProxy(server_->endpoint,
+  auto proxy = StartProxy(endpoint(),
                           {"--latency-ms", "5", "--jitter-ms", "3", "--reset-every", "4",
                            "--trickle-every", "9", "--slowdown-every", "6",
                            "--slowdown-burst", "2"});
@@ -114,7 +82,7 @@ TEST_F(RemoteFaultsTest, ResetsStallsAndSlowDownsAreRetried) {
   const auto start = std::chrono::steady_clock::now();
   for (const LoaderOptions& lo :
        {testing::EveryLoaderPath()[0], testing::EveryLoaderPath()[3]}) {
-    auto local = testing::ReadBatchBytes({*root_ + "/local"}, lo);
+    auto local = testing::ReadBatchBytes({local_dir()}, lo);
     ASSERT_TRUE(local.ok()) << local.status();
     auto remote = testing::ReadBatchBytes({"s3://data/ds/"}, lo);
     ASSERT_TRUE(remote.ok()) << remote.status();
@@ -129,7 +97,7 @@ TEST_F(RemoteFaultsTest, ResetsStallsAndSlowDownsAreRetried) {
 }
 
 TEST_F(RemoteFaultsTest, OnlySlowDownIsUnavailableNamingUrlAndStatus) {
-  auto proxy = StartProxy(server_->endpoint, {"--always-503"});
+  auto proxy = StartProxy(endpoint(), {"--always-503"});
   ASSERT_TRUE(proxy.ok()) << proxy.status();
   remote::HttpOptions o = saved_;
   o.max_attempts = 3;
@@ -149,7 +117,7 @@ TEST_F(RemoteFaultsTest, OnlySlowDownIsUnavailableNamingUrlAndStatus) {
 TEST_F(RemoteFaultsTest, AStalledServerTimesOut) {
   // Every body stalls after its first byte: each attempt is abandoned after
   // stall_seconds, and the read fails after max_attempts: never a hang.
-  auto proxy = StartProxy(server_->endpoint, {"--trickle-every", "1"});
+  auto proxy = StartProxy(endpoint(), {"--trickle-every", "1"});
   ASSERT_TRUE(proxy.ok()) << proxy.status();
   remote::HttpOptions o = saved_;
   o.stall_seconds = 1;

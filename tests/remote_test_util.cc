@@ -1,5 +1,7 @@
 #include "tests/remote_test_util.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,7 @@
 #include "record/index.h"
 #include "record/record_writer.h"
 #include "record/remote/object_store.h"
+#include "record/test_util.h"
 
 namespace shardfeed {
 namespace testing {
@@ -114,6 +117,45 @@ void UseEnvironmentKeys(const std::string& endpoint) {
   unsetenv("AWS_PROFILE");
   unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
   remote::ForgetStores();
+}
+
+std::string* SeaweedSuite::local_ = nullptr;
+std::string* SeaweedSuite::gz_ = nullptr;
+std::string* SeaweedSuite::start_error_ = nullptr;
+S3Server* SeaweedSuite::server_ = nullptr;
+
+void SeaweedSuite::SetUpTestSuite() {
+  const std::string weed = FindBinary("SHARDFEED_WEED", "weed");
+  if (weed.empty()) return;
+  const std::string root = MakeTempDir();
+  local_ = new std::string(root + "/local");
+  gz_ = new std::string(root + "/gz");
+  for (const std::string& d : {*local_, *gz_, root + "/weed"}) ::mkdir(d.c_str(), 0755);
+  WriteRemoteTestDataset(*local_, 4, false);
+  WriteRemoteTestDataset(*gz_, 3, true);
+  auto server = StartSeaweedFs(weed, root + "/weed", kTestAccessKey, kTestSecretKey, "data");
+  if (!server.ok()) {
+    start_error_ = new std::string(server.status().ToString());
+    return;
+  }
+  server_ = new S3Server(*std::move(server));
+  UseEnvironmentKeys(server_->endpoint);
+  UploadFolder(*local_, "s3://data/ds/");
+  UploadFolder(*gz_, "s3://data/gz/");
+}
+
+void SeaweedSuite::TearDownTestSuite() {
+  delete server_;
+  server_ = nullptr;
+}
+
+void SeaweedSuite::SetUp() {
+  if (local_ == nullptr) {
+    if (ServersRequired()) FAIL() << "SeaweedFS (SHARDFEED_WEED) is required in CI";
+    GTEST_SKIP() << "no weed binary (SHARDFEED_WEED; tools/setup.sh installs it)";
+  }
+  ASSERT_EQ(start_error_, nullptr) << *start_error_;
+  UseEnvironmentKeys(server_->endpoint);
 }
 
 }  // namespace testing

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "reader/loader_options.h"
+#include "record/remote/test_servers.h"
 
 namespace shardfeed {
 namespace testing {
@@ -34,6 +36,27 @@ std::vector<LoaderOptions> EveryLoaderPath();
 // AWS_ENDPOINT_URL = endpoint, the test keys in AWS_ACCESS_KEY_ID/SECRET,
 // no profile, no token, no metadata lookups; the client forgets its stores.
 void UseEnvironmentKeys(const std::string& endpoint);
+
+// A test suite with SeaweedFS on loopback (SHARDFEED_WEED), the test
+// dataset local (local_dir(): 4 indexed shards; gzip_dir(): 3 gzip shards)
+// and uploaded (s3://data/ds/, s3://data/gz/). Each test starts with the
+// environment keys pointing at the server. Without the binary: skipped,
+// failed under CI.
+class SeaweedSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  void SetUp() override;
+  static const std::string& local_dir() { return *local_; }
+  static const std::string& gzip_dir() { return *gz_; }
+  static const std::string& endpoint() { return server_->endpoint; }
+
+ private:
+  static std::string* local_;
+  static std::string* gz_;
+  static std::string* start_error_;
+  static S3Server* server_;
+};
 
 }  // namespace testing
 }  // namespace shardfeed

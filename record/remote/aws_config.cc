@@ -14,25 +14,16 @@ namespace shardfeed {
 namespace remote {
 namespace {
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 std::string HomePath(const char* env_override, const char* relative) {
-  std::string p = Env(env_override);
+  std::string p = GetEnv(env_override);
   if (!p.empty()) return p;
-  const std::string home = Env("HOME");
+  const std::string home = GetEnv("HOME");
   return home.empty() ? std::string() : absl::StrCat(home, "/", relative);
 }
 
 std::map<std::string, std::string> Section(const std::string& path, const std::string& name) {
   if (path.empty()) return {};
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
-  IniFile ini = ParseIni(text.str());
+  IniFile ini = ParseIni(ReadSmallFile(path));
   auto it = ini.find(name);
   return it == ini.end() ? std::map<std::string, std::string>() : it->second;
 }
@@ -43,6 +34,18 @@ std::string StripSlashes(std::string url) {
 }
 
 }  // namespace
+
+std::string GetEnv(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  return text.str();
+}
 
 IniFile ParseIni(absl::string_view text) {
   IniFile out;
@@ -72,8 +75,8 @@ std::string AwsProfile::Get(const std::string& key) const {
 
 AwsProfile LoadAwsProfile() {
   AwsProfile p;
-  p.name = Env("AWS_PROFILE");
-  if (p.name.empty()) p.name = Env("AWS_DEFAULT_PROFILE");
+  p.name = GetEnv("AWS_PROFILE");
+  if (p.name.empty()) p.name = GetEnv("AWS_DEFAULT_PROFILE");
   if (p.name.empty()) p.name = "default";
   p.credentials = Section(HomePath("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"), p.name);
   const std::string config = HomePath("AWS_CONFIG_FILE", ".aws/config");
@@ -85,20 +88,20 @@ AwsProfile LoadAwsProfile() {
 Endpoint ResolveEndpoint(bool gcs, const AwsProfile& profile) {
   Endpoint e;
   if (gcs) {
-    e.url = Env("SHARDFEED_GCS_ENDPOINT_URL");
+    e.url = GetEnv("SHARDFEED_GCS_ENDPOINT_URL");
     if (e.url.empty()) e.url = "https://storage.googleapis.com";
     e.url = StripSlashes(e.url);
     e.region = "auto";
     return e;
   }
   for (const char* name : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
-    e.url = Env(name);
+    e.url = GetEnv(name);
     if (!e.url.empty()) break;
   }
   if (e.url.empty()) e.url = profile.Get("endpoint_url");
   e.url = StripSlashes(e.url);
   for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
-    e.region = Env(name);
+    e.region = GetEnv(name);
     if (!e.region.empty()) break;
   }
   if (e.region.empty()) e.region = profile.Get("region");
@@ -114,7 +117,7 @@ absl::StatusOr<std::optional<AwsCredentials>> StaticCredentials(bool gcs,
   if (gcs) pairs.push_back({"GCS_ACCESS_KEY_ID", "GCS_SECRET_ACCESS_KEY"});
   pairs.push_back({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"});
   for (const auto& [id_name, secret_name] : pairs) {
-    const std::string id = Env(id_name), secret = Env(secret_name);
+    const std::string id = GetEnv(id_name), secret = GetEnv(secret_name);
     if (id.empty() && secret.empty()) continue;
     if (id.empty() || secret.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -124,7 +127,7 @@ absl::StatusOr<std::optional<AwsCredentials>> StaticCredentials(bool gcs,
     AwsCredentials c;
     c.access_key_id = id;
     c.secret_access_key = secret;
-    if (absl::StartsWith(id_name, "AWS_")) c.session_token = Env("AWS_SESSION_TOKEN");
+    if (absl::StartsWith(id_name, "AWS_")) c.session_token = GetEnv("AWS_SESSION_TOKEN");
     c.source = "environment";
     return std::optional<AwsCredentials>(c);
   }

@@ -29,6 +29,11 @@ struct AwsCredentials {
   std::string source;  // "environment", "profile NAME", "container", "instance metadata"
 };
 
+// The variable's value, "" when unset.
+std::string GetEnv(const char* name);
+// A small file's text, "" when it cannot be read (config and token files).
+std::string ReadSmallFile(const std::string& path);
+
 using IniFile = std::map<std::string, std::map<std::string, std::string>>;
 
 // Sections and key = value lines; '#' and ';' start comments. Keys are

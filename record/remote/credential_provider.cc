@@ -1,8 +1,6 @@
 #include "record/remote/credential_provider.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -16,11 +14,6 @@
 namespace shardfeed {
 namespace remote {
 namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 std::string Field(const google::protobuf::Struct& s, const std::string& key) {
   auto it = s.fields().find(key);
@@ -38,18 +31,15 @@ HttpRequest MetadataRequest(const std::string& url) {
 }
 
 absl::StatusOr<std::optional<AwsCredentials>> FromContainer() {
-  std::string url = Env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-  const std::string relative = Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+  std::string url = GetEnv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  const std::string relative = GetEnv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
   if (url.empty() && !relative.empty()) url = "http://169.254.170.2" + relative;
   if (url.empty()) return std::optional<AwsCredentials>();
   HttpRequest r = MetadataRequest(url);
-  std::string token = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
-  const std::string token_file = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+  std::string token = GetEnv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+  const std::string token_file = GetEnv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
   if (!token_file.empty()) {
-    std::ifstream in(token_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    token = std::string(absl::StripAsciiWhitespace(text.str()));
+    token = std::string(absl::StripAsciiWhitespace(ReadSmallFile(token_file)));
   }
   if (!token.empty()) r.headers.push_back("Authorization: " + token);
   absl::StatusOr<HttpResponse> answer = HttpClient::Get().Perform(std::move(r));
@@ -62,10 +52,10 @@ absl::StatusOr<std::optional<AwsCredentials>> FromContainer() {
 }
 
 absl::StatusOr<std::optional<AwsCredentials>> FromInstanceMetadata() {
-  if (absl::AsciiStrToLower(Env("AWS_EC2_METADATA_DISABLED")) == "true") {
+  if (absl::AsciiStrToLower(GetEnv("AWS_EC2_METADATA_DISABLED")) == "true") {
     return std::optional<AwsCredentials>();
   }
-  std::string base = Env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  std::string base = GetEnv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
   if (base.empty()) base = "http://169.254.169.254";
   while (!base.empty() && base.back() == '/') base.pop_back();
   HttpRequest put = MetadataRequest(base + "/latest/api/token");
