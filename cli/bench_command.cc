@@ -13,6 +13,7 @@
 #include "reader/dataset.h"
 #include "reader/feature_transforms.h"
 #include "reader/fingerprint.h"
+#include "record/remote/remote_files.h"
 #include "reader/loader.h"
 #include "record/json_text.h"
 
@@ -203,6 +204,8 @@ int RunBench(int argc, char** argv) {
   const double peak_rss_mb = PeakRssMb(), rss_anon_mb = RssAnonMb();
   const double huge_mb = FileHugeMappedMb();
   const std::string verdict = Verdict(s, o);
+  // Remote datasets: every request of the run (listing and indexes included).
+  const remote::RemoteTraffic traffic = remote::RemoteTrafficSoFar();
   const std::string path_note = (*loader)->path_note();
   const int loader_device = (*loader)->device();
   const double teardown0 = CpuAndWallNow().wall;
@@ -224,6 +227,11 @@ int RunBench(int argc, char** argv) {
         s.cache_bytes, s.cache_load_seconds, s.transform_seconds, first_batch_s, rss_anon_mb, huge_mb,
         cpu_us_per_record, JsonQuoted(path_note), JsonQuoted(verdict)).c_str());
     if (fingerprint) std::printf("%s", absl::StrFormat(R"(,"fingerprint":"%016x")", fp.sum).c_str());
+    if (traffic.requests > 0) {
+      std::printf("%s", absl::StrFormat(R"(,"remote_requests":%d,"remote_retries":%d,"remote_bytes":%d)",
+                                        traffic.requests, traffic.retries, traffic.bytes)
+                            .c_str());
+    }
     std::printf("}\n");
     return kExitOk;
   }
@@ -250,6 +258,14 @@ int RunBench(int argc, char** argv) {
   }
   std::printf("\n");
   if (s.transform_seconds > 0) std::printf("transforms   %.2fs on the host\n", s.transform_seconds);
+  if (traffic.requests > 0) {
+    const double per = static_cast<double>(std::max<int64_t>(s.records, 1));
+    std::printf("remote       %lld requests (%lld retried), %.1f MB received: %.3f requests and "
+                "%.0f bytes per record read (%.2fx the record bytes)\n",
+                static_cast<long long>(traffic.requests), static_cast<long long>(traffic.retries),
+                traffic.bytes / 1e6, traffic.requests / per, traffic.bytes / per,
+                s.bytes > 0 ? static_cast<double>(traffic.bytes) / s.bytes : 0.0);
+  }
   std::printf("verdict      %s\n", verdict.c_str());
   if (fingerprint) std::printf("%s\n", fp.ToString().c_str());
   return kExitOk;

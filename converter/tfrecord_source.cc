@@ -7,11 +7,11 @@
 // (reader/schema_inference.h). Splits: converter/tfrecord_scan.h.
 //
 // Open() reads every record once (CRCs verified, schema inferred, records
-// counted). Records of uncompressed shards are then read in place with pread;
+// counted). Records of uncompressed shards (local or remote: record/storage.h)
+// are then read in place at their offsets;
 // those of compressed shards are first copied, uncompressed, into a spool
 // file in $TMPDIR (unlinked at once: the space is freed when the source is
 // destroyed). BuildRecord verifies both CRCs again before handing a record on.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,27 +24,14 @@
 #include "converter/tfrecord_scan.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
+#include "record/file.h"
 #include "record/record_format.h"
 #include "record/record_writer.h"
 #include "record/status_macros.h"
+#include "record/storage.h"
 
 namespace shardfeed {
 namespace {
-
-// A read-only descriptor (RAII).
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 struct Item {
   uint32_t file;    // into files_
@@ -60,14 +47,9 @@ class TfRecordSource : public Source {
   absl::StatusOr<std::string> BuildRecord(size_t split, size_t index) const override {
     const Item& item = items_[split][index];
     std::string framed(item.size, '\0');
-    const int fd = files_[item.file]->get();
-    size_t done = 0;
-    while (done < framed.size()) {
-      ssize_t n = ::pread(fd, &framed[done], framed.size() - done,
-                          static_cast<off_t>(item.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return IoError("cannot read", names_[item.file], n < 0 ? errno : EIO);
-      done += static_cast<size_t>(n);
+    ASSIGN_OR_RETURN(size_t got, files_[item.file]->ReadAt(item.offset, framed.data(), framed.size()));
+    if (got < framed.size()) {
+      return DataLossAt(names_[item.file], item.offset, "the file is shorter than when it was read");
     }
     const uint64_t length = framed.size() - kRecordOverhead;
     const char* data = framed.data() + kRecordHeaderSize;
@@ -104,11 +86,10 @@ class TfRecordSource : public Source {
     if (spool != nullptr) {
       spooled = spool->index();
       RETURN_IF_ERROR(spool->Close());
-      const int fd = ::open(spool_path.c_str(), O_RDONLY | O_CLOEXEC);
-      const int error = errno;
+      absl::StatusOr<std::unique_ptr<ReadableFile>> spooled_file = ReadableFile::Open(spool_path);
       ::unlink(spool_path.c_str());
-      if (fd < 0) return IoError("cannot open the spool file", spool_path, error);
-      files_.push_back(std::make_unique<Fd>(fd));
+      if (!spooled_file.ok()) return spooled_file.status();
+      files_.push_back(*std::move(spooled_file));
       names_.push_back(absl::StrCat(input, " (decompressed)"));
     }
     splits_ = scan.splits;
@@ -119,10 +100,9 @@ class TfRecordSource : public Source {
           std::find(splits_.begin(), splits_.end(), shard.split) - splits_.begin());
       uint32_t file = 0;  // the spool
       if (shard.compression == Compression::kNone) {
-        const int fd = ::open(shard.path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return IoError("cannot open", shard.path, errno);
         file = static_cast<uint32_t>(files_.size());
-        files_.push_back(std::make_unique<Fd>(fd));
+        ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessSource> source, OpenSource(shard.path));
+        files_.push_back(std::move(source));
         names_.push_back(shard.path);
       }
       for (const IndexEntry& e : shard.index) {
@@ -144,7 +124,7 @@ class TfRecordSource : public Source {
  private:
   std::vector<std::string> splits_;
   std::vector<std::vector<Item>> items_;  // per split
-  std::vector<std::unique_ptr<Fd>> files_;
+  std::vector<std::unique_ptr<RandomAccessSource>> files_;
   std::vector<std::string> names_;  // for messages, per file
   std::vector<FeatureSchema> schema_;
   std::vector<std::string> warnings_;

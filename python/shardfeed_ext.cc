@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "record/remote/remote_files.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
@@ -535,6 +536,8 @@ PYBIND11_MODULE(_shardfeed, m) {
                              });
 
   m.def("convert", &ConvertJson);
+  // anonymous=True: s3:// and gs:// reads are not signed (public buckets).
+  m.def("set_anonymous", [](bool anonymous) { shardfeed::remote::SetAnonymousAccess(anonymous); });
   m.def("check", &CheckJson);
   RegisterWriter(m, &Raise);  // Writer, merge: python/writer_binding.cc
   RegisterDlpackConsumer(m, g_error);  // tests' consumer: python/dlpack_consumer.cc

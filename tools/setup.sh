@@ -8,8 +8,9 @@ SHARDFEED_DEBS=(bazel-bootstrap bazel-rules-java g++ libprotobuf-dev protobuf-co
   python3-dev pybind11-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libpng-dev
   cmake pkg-config default-jre-headless)
 # Remote datasets (record/remote/): libcurl with OpenSSL (SigV4 signer, TLS),
-# libssl-dev for SHA-256; nginx-light serves HTTP(S) with Range in tests.
-SHARDFEED_DEBS+=(libcurl4-openssl-dev libssl-dev nginx-light)
+# libssl-dev for SHA-256; nginx-light serves HTTP(S) with Range in tests and
+# curl (--aws-sigv4) uploads test shards as an independent client.
+SHARDFEED_DEBS+=(libcurl4-openssl-dev libssl-dev nginx-light curl)
 
 shardfeed_as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi

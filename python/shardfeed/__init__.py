@@ -144,6 +144,9 @@ class Loader:
         e.g. uint8 [B, 224, 224, 3] (reader/decode/decode_spec.h).
     cache: keep the dataset (or `cache_features`) resident and serve epochs
         from memory (GPU memory when device >= 0).
+    paths may be s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or https:// URLs
+        (credentials as the AWS CLI finds them); anonymous=True reads public
+        buckets without signing.
     `state_dict()` / `load_state_dict(d)` save and restore the position
     (a small JSON-serializable dict); see LoaderOptions::resume.
     A Loader cannot be pickled or used in DataLoader worker processes: it
@@ -160,9 +163,12 @@ class Loader:
                  shuffle_buffer=10000, epochs=None, drop_remainder=False, io_threads=2,
                  decode_threads=2, prefetch=3, device=-1, rank=None, world_size=None,
                  skip_corrupt=False, cache=False, cache_features=(), cache_budget_mb=0,
-                 transforms=None, grow_ring=True, decode=None):
+                 transforms=None, grow_ring=True, decode=None, anonymous=False):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        # s3://, gs://, https:// paths: anonymous=True reads public buckets
+        # without credentials (requests unsigned, like --no-sign).
+        _shardfeed.set_anonymous(bool(anonymous))
         env_rank, env_world = rank_and_world_size()
         rank = env_rank if rank is None else rank
         world_size = env_world if world_size is None else world_size

@@ -122,6 +122,15 @@ absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern) 
 
 void SetAnonymousAccess(bool anonymous) { SetAnonymous(anonymous); }
 
+RemoteTraffic RemoteTrafficSoFar() {
+  HttpCounters& c = HttpClient::Get().counters();
+  RemoteTraffic t;
+  t.requests = c.requests.load();
+  t.retries = c.retries.load();
+  t.bytes = c.bytes.load();
+  return t;
+}
+
 absl::Status WriteObject(const std::string& path, const std::string& contents) {
   ASSIGN_OR_RETURN(Opened o, Resolve(path));
   return o.store->Put(o.path, contents);

@@ -5,6 +5,7 @@
 #ifndef SHARDFEED_RECORD_REMOTE_REMOTE_FILES_H_
 #define SHARDFEED_RECORD_REMOTE_REMOTE_FILES_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,13 @@ absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern);
 // Read without signing from now on (--no-sign, anonymous=True; also
 // SHARDFEED_NO_SIGN=1): public buckets, no credentials looked up.
 void SetAnonymousAccess(bool anonymous);
+
+// Remote traffic of this process so far (every request, retries
+// included; body bytes received): bench's requests and bytes per record.
+struct RemoteTraffic {
+  int64_t requests = 0, retries = 0, bytes = 0;
+};
+RemoteTraffic RemoteTrafficSoFar();
 
 // Uploads `contents` as the object (it appears whole or not at all).
 absl::Status WriteObject(const std::string& path, const std::string& contents);

@@ -25,6 +25,7 @@ absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern) 
   return NoRemote(pattern);
 }
 void SetAnonymousAccess(bool) {}
+RemoteTraffic RemoteTrafficSoFar() { return RemoteTraffic(); }
 absl::Status WriteObject(const std::string& path, const std::string&) { return NoRemote(path); }
 
 }  // namespace remote
