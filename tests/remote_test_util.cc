@@ -40,7 +40,9 @@ void WriteRemoteTestDataset(const std::string& dir, int shards, bool gzip) {
     auto w = RecordWriter::Create(path, o);
     ASSERT_TRUE(w.ok()) << w.status();
     for (int k = 0; k < n; ++k) ASSERT_TRUE((*w)->WriteRecord(MakeRecord(next++)).ok());
-    if (!gzip) ASSERT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
+    if (!gzip) {
+      ASSERT_TRUE(WriteIndexFile(IndexPathFor(path), (*w)->index()).ok());
+    }
     ASSERT_TRUE((*w)->Close().ok());
   }
 }
