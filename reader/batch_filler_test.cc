@@ -173,8 +173,8 @@ TEST(BatchFiller, ReadMemoryIsWhatOneBatchReads) {
       auto kept = filler.Fill(*records, slot, 0, &c);
       ASSERT_TRUE(kept.ok()) << kept.status();
       EXPECT_EQ(8, *kept);
-      const std::string& values = slot->var_values[0];
-      const std::vector<int64_t>& offsets = slot->var_offsets[0];
+      const std::string values(slot->var_values[0].begin(), slot->var_values[0].end());
+      const auto& offsets = slot->var_offsets[0];
       ASSERT_EQ(9u, offsets.size());
       for (int row = 0; row < 8; ++row) {  // each row is its record's blob
         ASSERT_EQ(offsets[row] + (20 << 10), offsets[row + 1]);

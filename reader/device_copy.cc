@@ -18,7 +18,7 @@ absl::Status FinishSlot(SlotRing* ring, SlotRing::Slot* s, int64_t rows, uint64_
       RETURN_IF_ERROR(gpu::TransformImagesOnHost(
           l.transforms[l.transform_of[f]].transform,
           reinterpret_cast<const uint8_t*>(s->rows_host[f]), rows, first_sample,
-          s->transformed_host[f].get()));
+          s->transformed_host[f].data()));
     }
     return absl::OkStatus();
   }

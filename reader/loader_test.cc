@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "converter/example_encoder.h"
 #include "gtest/gtest.h"
+#include "reader/aligned_host_memory.h"
 #include "reader/device_context.h"
 #include "reader/device_test_util.h"
 #include "reader/fingerprint.h"
@@ -86,6 +88,13 @@ absl::StatusOr<Run> ReadAll(const std::string& dir, LoaderOptions o) {
     auto batch = (*loader)->Next();
     if (absl::IsOutOfRange(batch.status())) break;
     if (!batch.ok()) return batch.status();
+    // Every tensor is aligned for TensorFlow (64 bytes on the host, 256 on a GPU).
+    for (const Tensor& t : batch->tensors()) {
+      const size_t want = t.device >= 0 ? 256 : kHostTensorAlignment;
+      if (reinterpret_cast<uintptr_t>(t.data) % want != 0) {
+        return absl::InternalError(absl::StrCat(t.name, " is not ", want, "-byte aligned"));
+      }
+    }
     // Device tensors are copied back: every row's values match its id.
     const std::vector<int64_t> ids = HostValues<int64_t>(*batch, "id");
     run.batches.push_back(ids);

@@ -381,7 +381,7 @@ class ResidentLoader : public Loader::Backend {
           RETURN_IF_ERROR(gpu::TransformImagesOnHost(
               o_.transforms[l.transform_of[f]].transform,
               reinterpret_cast<const uint8_t*>(slot->rows_host[f]), rows, first_sample,
-              slot->transformed_host[f].get()));
+              slot->transformed_host[f].data()));
         }
       }
       stats_.transform_seconds += NowSeconds() - t0;

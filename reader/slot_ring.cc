@@ -103,6 +103,10 @@ absl::Status SlotRing::Allocate(Slot* slot) {
   slot->var_values.resize(n);
   slot->var_offsets.resize(n);
   slot->index.assign(l.batch_size, 0);
+  for (size_t f = 0; f < n; ++f) {  // aligned, non-null addresses even when empty
+    slot->var_values[f].reserve(kHostTensorAlignment);
+    slot->var_offsets[f].reserve(l.batch_size + 1);
+  }
   if (gpu) {
     ASSIGN_OR_RETURN(slot->copy_start, gpu::CudaEvent::Create(/*timing=*/true));
     ASSIGN_OR_RETURN(slot->ready, gpu::CudaEvent::Create(/*timing=*/true));
@@ -122,8 +126,8 @@ absl::Status SlotRing::Allocate(Slot* slot) {
         slot->rows_host[f] = static_cast<char*>(slot->pinned[f].get());
       }
     } else {
-      slot->heap[f].reset(new char[bytes]);
-      slot->rows_host[f] = slot->heap[f].get();
+      slot->heap[f].resize(bytes);
+      slot->rows_host[f] = slot->heap[f].data();
     }
     if (l.transform_of[f] >= 0) {
       const size_t out = std::max<size_t>(
@@ -131,7 +135,7 @@ absl::Status SlotRing::Allocate(Slot* slot) {
       if (gpu) {
         ASSIGN_OR_RETURN(slot->transformed_device[f], gpu::DeviceBuffer::Create(out));
       } else {
-        slot->transformed_host[f].reset(new char[out]);
+        slot->transformed_host[f].resize(out);
       }
     }
   }
@@ -220,7 +224,7 @@ std::vector<Tensor> SlotRing::Describe(Slot* s, int64_t rows) {
     const int t = l.transform_of[f];
     if (t >= 0) {
       void* data = dev >= 0 ? s->transformed_device[f].get()
-                            : static_cast<void*>(s->transformed_host[f].get());
+                            : static_cast<void*>(s->transformed_host[f].data());
       out.push_back(TransformedTensor(spec.name, l.transforms[t].transform, rows, data, dev));
       continue;
     }
@@ -323,7 +327,8 @@ int64_t CompactRows(const std::vector<FeatureSpec>& spec, const std::vector<char
     s->var_offsets[f].assign(1, 0);
     const size_t element = DTypeSize(spec[f].dtype);
     for (int64_t r = 0; r < kept; ++r) {
-      s->var_values[f] += (*var_rows)[f][r];
+      const std::string& row = (*var_rows)[f][r];
+      s->var_values[f].insert(s->var_values[f].end(), row.begin(), row.end());
       s->var_offsets[f].push_back(static_cast<int64_t>(s->var_values[f].size() / element));
     }
   }

@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpu/cuda_resources.h"
+#include "reader/aligned_host_memory.h"
 #include "reader/consumer_fence.h"
 #include "reader/device_context.h"
 #include "reader/loader.h"
@@ -81,14 +82,14 @@ class SlotRing : public std::enable_shared_from_this<SlotRing> {
     ConsumerFence fence;
     // Memory, per feature of the layout.
     std::vector<char*> rows_host;                         // fixed rows on the host
-    std::vector<std::unique_ptr<char[]>> heap;            // host path
+    std::vector<AlignedVector<char>> heap;                // host path
     std::vector<gpu::PinnedBuffer> pinned;                // GPU, staged
     std::vector<gpu::DeviceBuffer> device;                // GPU
     std::vector<gpu::DeviceBuffer> transformed_device;
-    std::vector<std::unique_ptr<char[]>> transformed_host;
-    std::vector<std::string> var_values;
-    std::vector<std::vector<int64_t>> var_offsets;
-    std::vector<int64_t> index;                           // record indices
+    std::vector<AlignedVector<char>> transformed_host;
+    std::vector<AlignedVector<char>> var_values;          // joined values of the rows
+    std::vector<AlignedVector<int64_t>> var_offsets;
+    AlignedVector<int64_t> index;                         // record indices
     gpu::PinnedBuffer index_pinned;
     gpu::DeviceBuffer index_device;
     gpu::CudaEvent copy_start, ready;                     // GPU
