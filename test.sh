@@ -9,6 +9,7 @@ source tools/setup.sh
 shardfeed_install_debs
 shardfeed_tf_python
 shardfeed_object_store_servers
+shardfeed_wheel_tools
 
 test_env=(--test_env=SHARDFEED_TF_PYTHON="$SHARDFEED_TF_PYTHON" --test_env=SHARDFEED_REQUIRE_TF=1)
 test_env+=(--test_env=SHARDFEED_WEED="$SHARDFEED_WEED" --test_env=SHARDFEED_RCLONE="$SHARDFEED_RCLONE")

@@ -11,6 +11,8 @@ repository is declared only if the workspace has not declared it already, so
 a workspace can bring its own (e.g. another CUDA path).
 """
 
+load("//third_party:private_deps.bzl", "private_deps_repository")
+
 def _shardfeed_folder_impl(rctx):
     """A repository made of one folder of the shardfeed repository."""
     folder = rctx.path(rctx.attr.marker).dirname
@@ -24,7 +26,7 @@ _shardfeed_folder = repository_rule(
 )
 
 def shardfeed_dependencies():
-    """Declares @system, @cuda, @rules_cc and @rules_java as WORKSPACE does."""
+    """Declares @system, @cuda, @private_deps, @rules_cc and @rules_java as WORKSPACE does."""
     existing = native.existing_rules()
     if "system" not in existing:
         native.new_local_repository(
@@ -38,6 +40,8 @@ def shardfeed_dependencies():
             build_file = str(Label("//third_party:cuda.BUILD")),
             path = "/usr/local/cuda",
         )
+    if "private_deps" not in existing:
+        private_deps_repository(name = "private_deps")
     if "rules_cc" not in existing:
         _shardfeed_folder(name = "rules_cc", marker = Label("//third_party/rules_cc:WORKSPACE"))
     if "rules_java" not in existing:

