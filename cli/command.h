@@ -25,6 +25,11 @@ int ReportError(const std::string& command, const absl::Status& status);
 // "error":"..."} on stdout, so scripts parsing stdout see the failure.
 int ReportError(const std::string& command, const absl::Status& status, bool json);
 
+// The whole command line (argv[0] is the program's name): the shardfeed
+// binary's main(), and the Python package's console script. Returns the
+// exit status.
+int RunShardfeed(int argc, char** argv);
+
 // Each takes the arguments after the subcommand name.
 int RunBench(int argc, char** argv);
 int RunCat(int argc, char** argv);

@@ -1,4 +1,6 @@
-// shardfeed: one binary, several subcommands (see Usage below).
+// shardfeed: one command, several subcommands (see Usage below). RunShardfeed
+// is the binary's main() (shardfeed_main.cc) and the Python package's
+// `shardfeed` console script (python/shardfeed_ext.cc).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -61,10 +63,8 @@ int RunGuarded(const Subcommand& c, int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace shardfeed::cli
 
-int main(int argc, char** argv) {
-  using namespace shardfeed::cli;
+int RunShardfeed(int argc, char** argv) {
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitUsageOrIo;
@@ -97,3 +97,5 @@ int main(int argc, char** argv) {
   PrintUsage(stderr);
   return kExitUsageOrIo;
 }
+
+}  // namespace shardfeed::cli

@@ -1,7 +1,10 @@
-"""pip install ./python: builds the extension with Bazel (offline, from this
-checkout's Debian libraries, as ./test.sh does) and packages it with the
-pure-Python layer. The wheel is for this machine's Python 3 and Debian 12
-shared libraries (abseil, protobuf, zlib, ISA-L)."""
+"""pip install ./python (or pip wheel ./python): the source build. Builds the
+extension with Bazel in this checkout (as ./test.sh does; it carries abseil,
+protobuf, zlib, libjpeg-turbo, libspng and the CUDA runtime privately, see
+python/BUILD) and packages it with the pure-Python layer and the `shardfeed`
+console script. The result links ISA-L from this machine (libisal2); the
+wheel to give to others is `bazel run //python:wheel` (manylinux, via
+auditwheel)."""
 import os
 import re
 import shutil
@@ -46,5 +49,6 @@ setup(
     packages=["shardfeed"],
     python_requires=">=3.9",
     cmdclass={"build_py": BuildWithBazel},
+    entry_points={"console_scripts": ["shardfeed = shardfeed._cli:main"]},
     distclass=BinaryDistribution,
 )

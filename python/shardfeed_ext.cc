@@ -37,6 +37,7 @@
 #include "gpu/device_guard.h"
 #include "converter/convert.h"
 #include "converter/task_part.h"
+#include "python/cli_binding.h"
 #include "python/dlpack_abi.h"
 #include "python/dlpack_consumer.h"
 #include "python/writer_binding.h"
@@ -541,4 +542,5 @@ PYBIND11_MODULE(_shardfeed, m) {
   m.def("check", &CheckJson);
   RegisterWriter(m, &Raise);  // Writer, merge: python/writer_binding.cc
   RegisterDlpackConsumer(m, g_error);  // tests' consumer: python/dlpack_consumer.cc
+  RegisterCli(m);                      // run_cli: python/cli_binding.cc
 }
