@@ -41,11 +41,12 @@ def test_device_tensors_say_cuda_0_and_host_tensors_cpu(cifar):
 def test_every_stream_argument_gives_the_batch_bytes(cifar, stream):
     out, _ = cifar
     want = host_batches(out, ["image", "label"])
+    loader = gpu_loader(out)  # skips (or fails) before any CUDA call when there is no GPU
     own = ext._cuda_stream_create(0) if stream == "own" else None
     try:
         s = own if stream == "own" else stream
         got = [{n: ext._copy_from_dlpack(b[n], s) for n in ("image", "label")}
-               for b in gpu_loader(out)]
+               for b in loader]
     finally:
         if own is not None:
             ext._cuda_stream_destroy(own)
