@@ -88,12 +88,12 @@ for lib in libprotobuf libabsl_ libjpeg libturbojpeg libspng libisal; do
 done
 mkdir -p "$root/work/data/images"
 cp "$wheel" "$root/work/"
-cp -r "$ROOT/testdata/cifar10-py" "$root/work/data/"
-cp -r "$ROOT/testdata/images/hymenoptera/train/ants" "$ROOT/testdata/images/hymenoptera/train/bees" \
+cp -rL "$ROOT/testdata/cifar10-py" "$root/work/data/"
+cp -rL "$ROOT/testdata/images/hymenoptera/train/ants" "$ROOT/testdata/images/hymenoptera/train/bees" \
   "$root/work/data/images/"
 mkdir -p "$root/work/data/images/png"
-cp "$ROOT"/testdata/decode/*.png "$root/work/data/images/png/"
-cp "$ROOT/tests/wheel_smoke.py" "$root/work/"
+cp -L "$ROOT"/testdata/decode/*.png "$root/work/data/images/png/"
+cp -L "$ROOT/tests/wheel_smoke.py" "$root/work/"
 
 step "installing the wheel into a fresh venv in the chroot"
 cat > "$root/work/run.sh" <<EOF
