@@ -442,9 +442,10 @@ std::string ConvertJson(const std::string& type, const std::string& input,
 }
 
 std::string CheckJson(const std::vector<std::string>& paths, bool raw, int threads,
-                      const std::string& salvage_dir, bool overwrite) {
+                      const std::string& salvage_dir, bool overwrite, int decode) {
   CheckOptions o;
   o.raw = raw;
+  o.decode = decode;  // -1 the default per dataset, 0 headers only, 1 whole decode
   o.threads = threads;
   o.salvage_dir = salvage_dir;
   o.overwrite = overwrite;

@@ -471,11 +471,18 @@ def convert(type, input, output, *, prefix="", shard_size=100_000_000, num_shard
     return report
 
 
-def check(paths, *, raw=False, threads=0, salvage=None, overwrite=False):
-    """`shardfeed check PATHS ...`; returns its --json report (problems: [] when clean)."""
+def check(paths, *, raw=False, threads=0, salvage=None, overwrite=False, decode=None):
+    """`shardfeed check PATHS ...`; returns its --json report (problems: [] when clean).
+
+    decode: None (the CLI's default: every image of a dataset made by
+    `convert image-folder` decoded whole, header checks elsewhere), True
+    (`--decode`: decode every JPEG/PNG image whole) or False (`--no-decode`:
+    header checks only).
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    decode_mode = -1 if decode is None else int(_args.flag("check", "decode", decode))
     return json.loads(_shardfeed.check(
         [os.fspath(p) for p in paths], _args.flag("check", "raw", raw),
         _args.whole("check", "threads", threads, 0, 1024), os.fspath(salvage) if salvage else "",
-        _args.flag("check", "overwrite", overwrite)))
+        _args.flag("check", "overwrite", overwrite), decode_mode))
