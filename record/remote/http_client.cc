@@ -74,9 +74,10 @@ HttpOptions HttpOptions::FromEnvironment() {
   if (const char* v = std::getenv("SHARDFEED_TLS_INSECURE"); v != nullptr && v[0] == '1') {
     o.tls_verify = false;
   }
-  for (const char* name : {"AWS_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
+  for (const char* name : {"AWS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"}) {
     if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
       o.ca_bundle = v;
+      o.ca_bundle_variable = name;
       break;
     }
   }
@@ -234,6 +235,11 @@ HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)), shar
   curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  set_options(options_);
+}
+
+void HttpClient::set_options(const HttpOptions& o) {
+  options_ = o;
   if (!options_.tls_verify) {
     std::fprintf(stderr,
                  "shardfeed: WARNING: TLS certificate verification is OFF "
@@ -328,10 +334,21 @@ absl::Status HttpClient::Attempt(HttpRequest* r, Transfer* t) {
   if (rc != CURLE_OK) {
     const std::string what =
         absl::StrCat(RedactUrl(r->url), ": ", error[0] ? error : curl_easy_strerror(rc));
-    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+    if (rc == CURLE_SSL_CACERT_BADFILE) {
       return absl::FailedPreconditionError(absl::StrCat(
-          what, " (TLS verification failed: give the CA with AWS_CA_BUNDLE, or, knowingly, "
-                "SHARDFEED_TLS_INSECURE=1)"));
+          what, options_.ca_bundle.empty()
+                    ? " (the system's CA bundle cannot be read)"
+                    : absl::StrCat(" (the CA bundle ", options_.ca_bundle, " given by ",
+                                   options_.ca_bundle_variable, " cannot be read)")));
+    }
+    if (rc == CURLE_PEER_FAILED_VERIFICATION) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          what, " (TLS verification failed: ",
+          options_.ca_bundle.empty()
+              ? "the system's CAs do not vouch for the server's certificate"
+              : absl::StrCat("the CAs in ", options_.ca_bundle, " (", options_.ca_bundle_variable,
+                             ") do not vouch for it"),
+          "; give a private CA with AWS_CA_BUNDLE, or, knowingly, SHARDFEED_TLS_INSECURE=1)"));
     }
     return IsRetryableCurlCode(rc) ? absl::UnavailableError(what)
                                    : absl::InvalidArgumentError(what);

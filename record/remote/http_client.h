@@ -41,9 +41,11 @@ struct HttpOptions {
   // Verify the server's TLS certificate. Turning it off prints a warning
   // once (SHARDFEED_TLS_INSECURE=1 in the environment). Default: true.
   bool tls_verify = true;
-  // A CA bundle file (AWS_CA_BUNDLE, else CURL_CA_BUNDLE). Default: the
-  // system's.
+  // A CA bundle file (PEM) replacing the system's: the first set of
+  // AWS_CA_BUNDLE (as the AWS CLI), CURL_CA_BUNDLE (as curl), SSL_CERT_FILE
+  // (as OpenSSL and Python). Default: the system's.
   std::string ca_bundle;
+  std::string ca_bundle_variable;  // the variable it came from, for messages
   // Attempts per request, first included (SHARDFEED_HTTP_ATTEMPTS). Default: 8.
   int max_attempts = 8;
   // A transfer slower than 1 KB/s for this long is abandoned and retried
@@ -114,7 +116,9 @@ class HttpClient {
   absl::StatusOr<size_t> ReadRange(HttpRequest request, uint64_t offset, size_t n, char* dst);
 
   const HttpOptions& options() const { return options_; }
-  void set_options(const HttpOptions& o) { options_ = o; }
+  // Not thread-safe: between transfers only (tests). Turning TLS
+  // verification off prints the warning again.
+  void set_options(const HttpOptions& o);
   HttpCounters& counters() { return counters_; }
 
  private:

@@ -173,8 +173,13 @@ absl::StatusOr<S3Server> StartRcloneS3(const std::string& rclone, const std::str
 }
 
 absl::StatusOr<S3Server> StartNginx(const std::string& nginx, const std::string& root,
-                                    const std::string& work_dir) {
+                                    const std::string& work_dir, const TlsFiles& tls) {
   const int port = FreePort();
+  const bool https = !tls.certificate.empty();
+  const std::string listen =
+      https ? absl::StrCat(port, " ssl;\n    ssl_certificate ", tls.certificate,
+                           ";\n    ssl_certificate_key ", tls.key, ";\n")
+            : absl::StrCat(port, ";\n");
   const std::string conf = work_dir + "/nginx.conf";
   // As root, nginx would chown its temp folders to "nobody" (refused in
   // sandboxes): it keeps the user it runs as.
@@ -185,7 +190,7 @@ absl::StatusOr<S3Server> StartNginx(const std::string& nginx, const std::string&
                       << "  client_body_temp_path " << work_dir << ";\n  proxy_temp_path "
                       << work_dir << ";\n  fastcgi_temp_path " << work_dir
                       << ";\n  uwsgi_temp_path " << work_dir << ";\n  scgi_temp_path " << work_dir
-                      << ";\n  server {\n    listen 127.0.0.1:" << port << ";\n    root " << root
+                      << ";\n  server {\n    listen 127.0.0.1:" << listen << "    root " << root
                       << ";\n  }\n}\n";
   S3Server server;
   absl::StatusOr<ServerProcess> p =
@@ -194,7 +199,7 @@ absl::StatusOr<S3Server> StartNginx(const std::string& nginx, const std::string&
   if (!p.ok()) return p.status();
   server.process = *std::move(p);
   if (absl::Status s = server.process.WaitForPort(port, 30); !s.ok()) return s;
-  server.endpoint = absl::StrCat("http://127.0.0.1:", port);
+  server.endpoint = absl::StrCat(https ? "https" : "http", "://127.0.0.1:", port);
   return server;
 }
 

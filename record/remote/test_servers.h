@@ -4,7 +4,7 @@
 //  - SeaweedFS (`weed mini`, strict SigV4): the main S3 server;
 //  - rclone (`rclone serve s3`): a second S3 implementation (it answers
 //    Range with 200 + Content-Range);
-//  - nginx (Debian): plain HTTP with Range.
+//  - nginx (Debian): HTTP or HTTPS with Range.
 // Binaries: SHARDFEED_WEED, SHARDFEED_RCLONE (tools/setup.sh's
 // shardfeed_object_store_servers exports them), nginx from PATH or
 // /usr/sbin. A missing binary skips the test, except under CI
@@ -72,9 +72,15 @@ absl::StatusOr<S3Server> StartSeaweedFs(const std::string& weed, const std::stri
 absl::StatusOr<S3Server> StartRcloneS3(const std::string& rclone, const std::string& dir,
                                        const std::string& access, const std::string& secret);
 
-// nginx serving `root` over HTTP on loopback.
+// A server certificate and its key (PEM files) for HTTPS.
+struct TlsFiles {
+  std::string certificate, key;
+};
+
+// nginx serving `root` on loopback: over HTTP, or over HTTPS when `tls` has
+// a certificate (endpoint "https://127.0.0.1:PORT").
 absl::StatusOr<S3Server> StartNginx(const std::string& nginx, const std::string& root,
-                                    const std::string& work_dir);
+                                    const std::string& work_dir, const TlsFiles& tls = {});
 
 }  // namespace testing
 }  // namespace shardfeed
