@@ -11,6 +11,9 @@ SHARDFEED_DEBS=(bazel-bootstrap bazel-rules-java g++ libprotobuf-dev protobuf-co
 # libssl-dev for SHA-256; nginx-light serves HTTP(S) with Range in tests and
 # curl (--aws-sigv4) uploads test shards as an independent client.
 SHARDFEED_DEBS+=(libcurl4-openssl-dev libssl-dev nginx-light curl)
+# The HTTPS test (tests/remote_tls_test.cc) makes its CA and certificates with
+# the openssl CLI.
+SHARDFEED_DEBS+=(openssl)
 
 shardfeed_as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
