@@ -3,11 +3,7 @@
 // refreshed before they expire; gs:// through the XML API with HMAC keys
 // (GCS_ACCESS_KEY_ID/GCS_SECRET_ACCESS_KEY) against SeaweedFS; anonymous
 // reads are not signed (and a bucket that needs keys refuses them).
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/stat.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -24,67 +20,27 @@
 #include "record/remote/object_store.h"
 #include "record/remote/remote_files.h"
 #include "record/test_util.h"
+#include "tests/fake_http_server.h"
 #include "tests/remote_test_util.h"
 
 namespace shardfeed {
 namespace {
 
-// Answers every GET on 127.0.0.1 with `body` (JSON) when the Authorization
-// header is `token`, 401 otherwise; counts the requests. Stops on
-// destruction (bounded: the accept loop polls a flag).
+// The ECS/EKS container endpoint: every GET is answered with `body` (JSON)
+// when the Authorization header is `token`, 401 otherwise.
 class FakeCredentialEndpoint {
  public:
   FakeCredentialEndpoint(std::string token, std::string body)
-      : token_(std::move(token)), body_(std::move(body)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    ::listen(fd_, 8);
-    socklen_t len = sizeof(a);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    timeval tv{0, 100000};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~FakeCredentialEndpoint() {
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_, "/creds"); }
-  int requests() const { return requests_; }
+      : server_([token = std::move(token), body = std::move(body)](
+                    const testing::FakeRequest& r) -> testing::FakeAnswer {
+          if (r.Header("authorization") != token) return {401, "{\"message\":\"denied\"}"};
+          return {200, body, "application/json"};
+        }) {}
+  std::string url() const { return server_.endpoint() + "/creds"; }
+  int requests() const { return server_.requests(); }
 
  private:
-  void Serve() {
-    while (!stop_) {
-      const int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) continue;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        const ssize_t n = ::recv(c, buf, sizeof(buf), 0);
-        if (n <= 0) break;
-        req.append(buf, static_cast<size_t>(n));
-      }
-      ++requests_;
-      const bool ok = req.find("Authorization: " + token_ + "\r\n") != std::string::npos;
-      const std::string body = ok ? body_ : "{\"message\":\"denied\"}";
-      const std::string answer =
-          absl::StrCat("HTTP/1.1 ", ok ? "200 OK" : "401 Unauthorized",
-                       "\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
-                       "\r\nConnection: close\r\n\r\n", body);
-      ::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
-      ::close(c);
-    }
-  }
-  std::string token_, body_;
-  int fd_ = -1, port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> requests_{0};
-  std::thread thread_;
+  testing::FakeHttpServer server_;
 };
 
 // SeaweedFS checks a session token against the tokens its own STS issued,

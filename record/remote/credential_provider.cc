@@ -51,33 +51,55 @@ absl::StatusOr<std::optional<AwsCredentials>> FromContainer() {
   return std::optional<AwsCredentials>(c);
 }
 
-absl::StatusOr<std::optional<AwsCredentials>> FromInstanceMetadata() {
-  if (absl::AsciiStrToLower(GetEnv("AWS_EC2_METADATA_DISABLED")) == "true") {
-    return std::optional<AwsCredentials>();
-  }
+bool EnvTrue(const char* name) { return absl::AsciiStrToLower(GetEnv(name)) == "true"; }
+
+// IMDSv2 first, as the AWS SDKs: a PUT for a session token, then the GETs
+// carry it. A PUT answered 403, 404 or 405 (a proxy or an old endpoint that
+// refuses the method) falls back to IMDSv1 (GETs without a token), unless
+// AWS_EC2_METADATA_V1_DISABLED=true (or the profile's
+// ec2_metadata_v1_disabled = true). No answer at all: not on EC2.
+absl::StatusOr<std::optional<AwsCredentials>> FromInstanceMetadata(const AwsProfile& profile) {
+  if (EnvTrue("AWS_EC2_METADATA_DISABLED")) return std::optional<AwsCredentials>();
   std::string base = GetEnv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-  if (base.empty()) base = "http://169.254.169.254";
+  if (base.empty()) base = profile.Get("ec2_metadata_service_endpoint");
+  if (base.empty()) {
+    const std::string mode = absl::AsciiStrToLower(GetEnv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE"));
+    base = mode == "ipv6" ? "http://[fd00:ec2::254]" : "http://169.254.169.254";
+  }
   while (!base.empty() && base.back() == '/') base.pop_back();
   HttpRequest put = MetadataRequest(base + "/latest/api/token");
   put.method = "PUT";
   put.headers.push_back("X-aws-ec2-metadata-token-ttl-seconds: 21600");
-  absl::StatusOr<HttpResponse> token = HttpClient::Get().Perform(std::move(put));
+  absl::StatusOr<HttpResponse> token = HttpClient::Get().Perform(std::move(put), {403, 404, 405});
   if (!token.ok()) return std::optional<AwsCredentials>();  // not on EC2
-  const std::string header = "X-aws-ec2-metadata-token: " + token->body;
+  std::string header;
+  if (token->status == 200) {
+    header = "X-aws-ec2-metadata-token: " + token->body;
+  } else if (EnvTrue("AWS_EC2_METADATA_V1_DISABLED") ||
+             absl::AsciiStrToLower(profile.Get("ec2_metadata_v1_disabled")) == "true") {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "instance metadata refused an IMDSv2 session token (HTTP ", token->status,
+        ") and IMDSv1 is disabled (AWS_EC2_METADATA_V1_DISABLED / ec2_metadata_v1_disabled)"));
+  }
+  auto get = [&header](const std::string& url) {
+    HttpRequest r = MetadataRequest(url);
+    if (!header.empty()) r.headers.push_back(header);
+    return HttpClient::Get().Perform(std::move(r));
+  };
   const std::string roles_url = base + "/latest/meta-data/iam/security-credentials/";
-  HttpRequest list = MetadataRequest(roles_url);
-  list.headers.push_back(header);
-  absl::StatusOr<HttpResponse> roles = HttpClient::Get().Perform(std::move(list));
+  absl::StatusOr<HttpResponse> roles = get(roles_url);
   if (!roles.ok()) {
     return absl::UnauthenticatedError(
         absl::StrCat("instance metadata has no IAM role: ", roles.status().message()));
   }
   std::string role(absl::StripAsciiWhitespace(roles->body));
   role = role.substr(0, role.find('\n'));
-  HttpRequest get = MetadataRequest(roles_url + role);
-  get.headers.push_back(header);
-  ASSIGN_OR_RETURN(HttpResponse creds, HttpClient::Get().Perform(std::move(get)));
-  ASSIGN_OR_RETURN(AwsCredentials c, ParseCredentialsJson(creds.body, "instance metadata"));
+  absl::StatusOr<HttpResponse> creds = get(roles_url + role);
+  if (!creds.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat("instance metadata credentials of role '",
+                                                   role, "': ", creds.status().message()));
+  }
+  ASSIGN_OR_RETURN(AwsCredentials c, ParseCredentialsJson(creds->body, "instance metadata"));
   return std::optional<AwsCredentials>(c);
 }
 
@@ -116,7 +138,7 @@ absl::StatusOr<AwsCredentials> CredentialProvider::Fetch() {
   if (c.has_value()) return *c;
   ASSIGN_OR_RETURN(c, FromContainer());
   if (c.has_value()) return *c;
-  ASSIGN_OR_RETURN(c, FromInstanceMetadata());
+  ASSIGN_OR_RETURN(c, FromInstanceMetadata(profile_));
   if (c.has_value()) return *c;
   return absl::UnauthenticatedError(absl::StrCat(
       "no credentials for ", gcs_ ? "gs://" : "s3://",
