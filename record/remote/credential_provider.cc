@@ -63,8 +63,9 @@ absl::StatusOr<std::optional<AwsCredentials>> FromInstanceMetadata(const AwsProf
   std::string base = GetEnv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
   if (base.empty()) base = profile.Get("ec2_metadata_service_endpoint");
   if (base.empty()) {
-    const std::string mode = absl::AsciiStrToLower(GetEnv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE"));
-    base = mode == "ipv6" ? "http://[fd00:ec2::254]" : "http://169.254.169.254";
+    const std::string mode = GetEnv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+    base = absl::AsciiStrToLower(mode) == "ipv6" ? "http://[fd00:ec2::254]"
+                                                 : "http://169.254.169.254";
   }
   while (!base.empty() && base.back() == '/') base.pop_back();
   HttpRequest put = MetadataRequest(base + "/latest/api/token");

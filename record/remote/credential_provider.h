@@ -10,7 +10,8 @@
 // profile's ec2_metadata_service_endpoint moves it,
 // AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE=IPv6 picks fd00:ec2::254; a token
 // PUT answered 403/404/405 falls back to IMDSv1 as the AWS CLI does, unless
-// AWS_EC2_METADATA_V1_DISABLED=true or ec2_metadata_v1_disabled). Anonymous providers (--no-sign, anonymous=True) sign nothing.
+// AWS_EC2_METADATA_V1_DISABLED=true or ec2_metadata_v1_disabled). Anonymous
+// providers (--no-sign, anonymous=True) sign nothing.
 // Temporary credentials are fetched again `refresh_before` ahead of their
 // expiry, so no request is signed with keys about to expire.
 //
