@@ -346,8 +346,8 @@ absl::Status BatchFiller::DecodeRow(const Pending& p, const char* framed, SlotRi
     var_values[f] = spec[f].variable_length ? &var_rows_[f][p.row] : nullptr;
     if (var_values[f]) var_values[f]->clear();
   }
-  absl::Status st = DecodeExampleRow(absl::string_view(data, length), spec, fixed_rows,
-                                     var_values, DecodeContext{r_->o.seed, sample});
+  absl::Status st = decoder_.Decode(absl::string_view(data, length), fixed_rows, var_values,
+                                    DecodeContext{r_->o.seed, sample});
   if (!st.ok()) return DataLossAt(path, p.offset, st.message());
   return absl::OkStatus();
 }

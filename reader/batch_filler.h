@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "reader/dataset.h"
+#include "reader/example_layout.h"
 #include "reader/loader_options.h"
 #include "reader/slot_ring.h"
 #include "record/file.h"
@@ -79,7 +80,7 @@ struct FillCounters {
 class BatchFiller {
  public:
   BatchFiller(const Dataset* dataset, const ShardFiles* files, const ResolvedOptions* options)
-      : ds_(dataset), files_(files), r_(options) {}
+      : ds_(dataset), files_(files), r_(options), decoder_(&options->o.features) {}
 
   // Fills slot `s` with records `records` (dataset indices), row i from
   // records[i], the sample number of row i being first_sample + i. Returns
@@ -105,6 +106,7 @@ class BatchFiller {
   const Dataset* ds_;
   const ShardFiles* files_;
   const ResolvedOptions* r_;
+  LayoutDecoder decoder_;  // the shared-layout fast path, then the general decoder
   std::vector<Pending> pending_;      // the batch's records in read order
   // Room for `more` bytes after the first `used` of read_buf_ (kept).
   char* ReserveRead(size_t used, size_t more);

@@ -71,6 +71,8 @@ class WireReader {
  public:
   explicit WireReader(absl::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
   bool done() const { return p_ >= end_; }
+  // The next byte to read (for callers that record where fields lie).
+  const char* position() const { return p_; }
   // Reads a tag; false on malformed data. The one-byte forms (every field
   // number below 16, every length below 128) are inline; longer ones go to
   // the out-of-line loops.
