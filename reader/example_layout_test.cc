@@ -258,6 +258,19 @@ std::string MakeMixedDataset(std::vector<std::string>* shards,
   return dir;
 }
 
+// Calls `each` on every batch of one loader; returns the status that ended
+// the reading (OUT_OF_RANGE at the end of the data).
+template <typename Each>
+absl::Status ReadEveryBatch(const Dataset& ds, const LoaderOptions& o, Each each) {
+  auto loader = Loader::Create(ds, o);
+  if (!loader.ok()) return loader.status();
+  for (;;) {
+    absl::StatusOr<Batch> b = (*loader)->Next();
+    if (!b.ok()) return b.status();
+    each(*b);
+  }
+}
+
 TEST(LayoutDecoder, LoaderReadsADatasetWhoseLayoutChangesMidway) {
   std::vector<std::string> shards;
   std::vector<std::vector<IndexEntry>> indexes;
@@ -270,16 +283,7 @@ TEST(LayoutDecoder, LoaderReadsADatasetWhoseLayoutChangesMidway) {
   o.shuffle = true;
   o.seed = 3;
   // The malformed record: DATA_LOSS naming its shard and offset.
-  auto loader = Loader::Create(*ds, o);
-  ASSERT_TRUE(loader.ok()) << loader.status();
-  absl::Status error;
-  for (;;) {
-    auto b = (*loader)->Next();
-    if (!b.ok()) {
-      error = b.status();
-      break;
-    }
-  }
+  const absl::Status error = ReadEveryBatch(*ds, o, [](const Batch&) {});
   ASSERT_EQ(absl::StatusCode::kDataLoss, error.code()) << error;
   EXPECT_NE(std::string::npos,
             error.message().find(absl::StrCat(shards[1], ":", indexes[1][50].offset, ": ")))
@@ -288,21 +292,17 @@ TEST(LayoutDecoder, LoaderReadsADatasetWhoseLayoutChangesMidway) {
       << error;
   // Skipped: every other record once, with its own values.
   o.skip_corrupt = true;
-  loader = Loader::Create(*ds, o);
-  ASSERT_TRUE(loader.ok()) << loader.status();
   std::set<int64_t> seen;
-  for (;;) {
-    auto b = (*loader)->Next();
-    if (absl::IsOutOfRange(b.status())) break;
-    ASSERT_TRUE(b.ok()) << b.status();
-    const int64_t* labels = static_cast<const int64_t*>(b->Find("label")->data);
-    const char* images = static_cast<const char*>(b->Find("image")->data);
-    for (int64_t r = 0; r < b->size(); ++r) {
+  const absl::Status read = ReadEveryBatch(*ds, o, [&](const Batch& b) {
+    const int64_t* labels = static_cast<const int64_t*>(b.Find("label")->data);
+    const char* images = static_cast<const char*>(b.Find("image")->data);
+    for (int64_t r = 0; r < b.size(); ++r) {
       const int64_t i = labels[r];
       EXPECT_TRUE(seen.insert(i).second) << i;
       EXPECT_EQ(Image(static_cast<int>(i)), std::string(images + 6 * r, 6)) << "record " << i;
     }
-  }
+  });
+  EXPECT_TRUE(absl::IsOutOfRange(read)) << read;
   EXPECT_EQ(399u, seen.size());
   EXPECT_EQ(0u, seen.count(250));
 }
