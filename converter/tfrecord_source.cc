@@ -6,12 +6,15 @@
 // input manifest's, else the one inferred from all records
 // (reader/schema_inference.h). Splits: converter/tfrecord_scan.h.
 //
-// Open() reads every record once (CRCs verified, schema inferred, records
-// counted). Records of uncompressed shards (local or remote: record/storage.h)
-// are then read in place at their offsets;
-// those of compressed shards are first copied, uncompressed, into a spool
+// Open() reads every record once, in order (CRCs verified, schema inferred,
+// records counted; a remote shard in record/input_stream.h's large ranges).
+// Records of uncompressed local shards are then read in place at their
+// offsets; those of compressed shards and of remote ones (s3://, gs://,
+// https://: reading them in place would cost a range request per record, in
+// shuffled order) are copied during that scan, uncompressed, into a spool
 // file in $TMPDIR (unlinked at once: the space is freed when the source is
-// destroyed). BuildRecord verifies both CRCs again before handing a record on.
+// destroyed; it needs as much free space as those records).
+// BuildRecord verifies both CRCs again before handing a record on.
 #include <unistd.h>
 
 #include <cerrno>
@@ -65,15 +68,19 @@ class TfRecordSource : public Source {
   std::vector<FeatureSchema> schema() const override { return schema_; }
   std::vector<std::string> warnings() const override { return warnings_; }
 
+  // Whether a shard's records are read from the spool (see the file comment).
+  static bool Spooled(const ScannedShard& shard) {
+    return shard.compression != Compression::kNone || IsRemotePath(shard.path);
+  }
+
   absl::Status Open(const std::string& input) {
-    // Records of compressed shards go, uncompressed, into one spool file.
     std::unique_ptr<RecordWriter> spool;
     const char* tmp = std::getenv("TMPDIR");
     const std::string spool_path = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp",
                                                 "/.shardfeed-spool-", ::getpid(), ".tfrecord");
     auto visit = [&](const ScannedShard& shard, absl::string_view record,
                      uint64_t) -> absl::Status {
-      if (shard.compression == Compression::kNone) return absl::OkStatus();
+      if (!Spooled(shard)) return absl::OkStatus();
       if (spool == nullptr) {
         RecordWriterOptions wo;
         wo.overwrite = true;
@@ -90,7 +97,7 @@ class TfRecordSource : public Source {
       ::unlink(spool_path.c_str());
       if (!spooled_file.ok()) return spooled_file.status();
       files_.push_back(*std::move(spooled_file));
-      names_.push_back(absl::StrCat(input, " (decompressed)"));
+      names_.push_back(absl::StrCat(input, " (spooled copy)"));
     }
     splits_ = scan.splits;
     items_.resize(splits_.size());
@@ -99,16 +106,14 @@ class TfRecordSource : public Source {
       const size_t split = static_cast<size_t>(
           std::find(splits_.begin(), splits_.end(), shard.split) - splits_.begin());
       uint32_t file = 0;  // the spool
-      if (shard.compression == Compression::kNone) {
+      if (!Spooled(shard)) {
         file = static_cast<uint32_t>(files_.size());
         ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessSource> source, OpenSource(shard.path));
         files_.push_back(std::move(source));
         names_.push_back(shard.path);
       }
       for (const IndexEntry& e : shard.index) {
-        const IndexEntry& at = file == 0 && shard.compression != Compression::kNone
-                                   ? spooled[next_spooled++]
-                                   : e;
+        const IndexEntry& at = Spooled(shard) ? spooled[next_spooled++] : e;
         items_[split].push_back({file, at.offset, at.size});
       }
     }

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "converter/convert.h"
 #include "gtest/gtest.h"
 #include "reader/dataset.h"
 #include "reader/loader.h"
 #include "record/file.h"
 #include "record/remote/object_store.h"
+#include "record/remote/remote_files.h"
 #include "record/remote/test_servers.h"
 #include "record/storage.h"
 #include "record/test_util.h"
@@ -144,6 +146,40 @@ TEST_F(RemoteDatasetTest, RangeReadsAtTheEnd) {
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(std::string(buf, *n), "6789");
   EXPECT_EQ(*(*source)->ReadAt(10, buf, 8), 0u);
+}
+
+// convert tfrecord --input s3://... reads each shard once, in large ranges
+// (it used to ask for every record, in shuffled order, with its own range
+// request), and writes the same shards as from the local copy.
+TEST_F(RemoteDatasetTest, ConvertReadsARemoteInputInLargeRanges) {
+  ConvertOptions o;
+  o.type = "tfrecord";
+  o.num_shards = 2;
+  o.seed = 3;
+  o.input = local_dir();
+  const std::string local_out = testing::MakeTempDir() + "/from-local";
+  const std::string s3_out = testing::MakeTempDir() + "/from-s3";
+  o.output_dir = local_out;
+  auto local = Convert(o);
+  ASSERT_TRUE(local.ok()) << local.status();
+  const remote::RemoteTraffic before = remote::RemoteTrafficSoFar();
+  o.input = "s3://data/ds/";
+  o.output_dir = s3_out;
+  auto from_s3 = Convert(o);
+  ASSERT_TRUE(from_s3.ok()) << from_s3.status();
+  const int64_t requests = remote::RemoteTrafficSoFar().requests - before.requests;
+  // 4 shards (+ their indexes) of 500 records: listing, HEADs and one range
+  // per shard; far fewer than the 500 records.
+  EXPECT_LT(requests, 40) << requests << " requests to convert " << testing::kTestRecords
+                          << " records";
+  for (const std::string& shard : {"train-00000-of-00002.tfrecord",
+                                   "train-00001-of-00002.tfrecord"}) {
+    auto a = ReadFileToString(local_out + "/" + shard);
+    auto b = ReadFileToString(s3_out + "/" + shard);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_TRUE(*a == *b) << shard;
+  }
 }
 
 // rclone answers a Range request with 200 + Content-Range: the same batches.
