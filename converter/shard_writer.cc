@@ -41,18 +41,6 @@ std::string ShardName(absl::string_view prefix, int64_t k, int64_t count, Compre
   return absl::StrFormat("%s-%05d-of-%05d%s", prefix, k, count, ext);
 }
 
-absl::Status MakeDirs(const std::string& dir) {
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
-      std::string partial = dir.substr(0, i);
-      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-        return IoError("cannot create directory", partial, errno);
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 PendingShards::~PendingShards() {
   for (const FinishedShard& s : shards_) {
     if (!s.temp_path.empty()) ::unlink(s.temp_path.c_str());

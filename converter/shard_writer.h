@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "proto/manifest.pb.h"
 #include "record/compression.h"
+#include "record/file.h"
 #include "record/record_writer.h"
 
 namespace shardfeed {
@@ -68,9 +69,6 @@ struct FinishedShard {
 
 // "PREFIX-00003-of-00010.tfrecord[.gz|.zlib]".
 std::string ShardName(absl::string_view prefix, int64_t k, int64_t count, Compression c);
-
-// Creates `dir` and its parents.
-absl::Status MakeDirs(const std::string& dir);
 
 class PendingShards {
  public:

@@ -186,4 +186,16 @@ void AtomicOutputFile::Abandon() {
   }
 }
 
+absl::Status MakeDirs(const std::string& dir) {
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
+      std::string partial = dir.substr(0, i);
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+        return IoError("cannot create directory", partial, errno);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace shardfeed

@@ -97,6 +97,9 @@ class AtomicOutputFile {
   bool compute_crc32c_ = true;
 };
 
+// Creates the local folder `dir` and its parents (mode 0755 less umask).
+absl::Status MakeDirs(const std::string& dir);
+
 // True when the path exists (any file type; a remote object or folder).
 // Errors (a remote path that cannot be reached) count as absent: callers
 // that must tell them apart use StatPath (record/storage.h).
