@@ -114,6 +114,8 @@ class ExtentCache : public std::enable_shared_from_this<ExtentCache> {
   // For implementations: a Reservation of n bytes held on this cache, and
   // the bytes a Reservation holds, taken from it (it then gives nothing back).
   Reservation MakeReservation(uint64_t n) { return Reservation(shared_from_this(), n); }
+  // The cache a Reservation was made by (nullptr when empty or moved from).
+  static const ExtentCache* ReservationOwner(const Reservation& r) { return r.cache_.get(); }
   static uint64_t TakeReservedBytes(Reservation& r) {
     const uint64_t n = r.bytes_;
     r.bytes_ = 0;

@@ -1,0 +1,146 @@
+// LocalExtentCache: ExtentCache over a local folder (the implementation
+// behind ExtentCache::Open; see extent_cache.h for the contract and
+// cache_files.h for the files and locks).
+//
+// How the bound holds across processes: every change to what the folder
+// holds or to what a cache has reserved happens under the folder lock, and
+// each open cache publishes its reserved bytes in its in-flight file. Under
+// that lock, entries + every live cache's reservations <= limit (once an
+// Open has evicted down to its limit); a temporary being written is covered
+// by its writer's reservation, so the folder's bytes never exceed the limit
+// plus the bytes in flight. A crashed process's reservation dies with its
+// in-flight file's lock; its temporary is removed by the next listing.
+//
+// Recency for LRU is the entry file's mtime, set on every Find and Insert
+// (strictly increasing within a process), so it is shared by all processes.
+// Next-use hints are this process's own.
+//
+// Threading: thread-safe. The folder lock is an flock plus a mutex (flock
+// does not exclude threads sharing one descriptor).
+#ifndef SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
+#define SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "record/cache/cache_files.h"
+#include "record/cache/extent_cache.h"
+
+namespace shardfeed {
+
+class LocalExtentCache : public ExtentCache {
+ public:
+  // `dir` must exist.
+  static absl::StatusOr<std::shared_ptr<LocalExtentCache>> Create(std::string dir,
+                                                                  uint64_t limit_bytes);
+  ~LocalExtentCache() override;
+
+  absl::StatusOr<std::shared_ptr<const Entry>> Find(const ExtentKey& key) override;
+  absl::StatusOr<Reservation> Reserve(uint64_t n) override;
+  absl::StatusOr<std::shared_ptr<const Entry>> Insert(const ExtentKey& key,
+                                                      Reservation reservation,
+                                                      absl::string_view bytes) override;
+  void SetNextUse(const ExtentKey& key, uint64_t position) override;
+  uint64_t limit_bytes() const override { return limit_; }
+  absl::StatusOr<uint64_t> used_bytes() const override;
+  const std::string& dir() const override { return dir_; }
+
+  // The folder as one consistent picture (under the folder lock): bytes of
+  // entries and bytes reserved by every live cache on it.
+  struct Usage {
+    uint64_t entry_bytes = 0;
+    uint64_t reserved_bytes = 0;
+  };
+  absl::StatusOr<Usage> usage() const;
+
+  // For tests: called by Insert after half of the bytes are written to the
+  // temporary (e.g. to kill the process there). Process-wide.
+  static void SetMidWriteHookForTesting(std::function<void()> hook);
+
+ protected:
+  void Unreserve(uint64_t bytes) override;
+
+ private:
+  // What a listing of the folder found, stale files removed.
+  struct FolderState {
+    std::vector<cache_internal::CacheFile> entries;
+    uint64_t entry_bytes = 0;
+    uint64_t others_reserved = 0;  // by other live caches on the folder
+  };
+  // The folder lock: this process's mutex, then the flock on .lock.
+  class ABSL_SCOPED_LOCKABLE FolderLock {
+   public:
+    explicit FolderLock(const LocalExtentCache* cache)
+        ABSL_EXCLUSIVE_LOCK_FUNCTION(cache->folder_mu_);
+    ~FolderLock() ABSL_UNLOCK_FUNCTION();
+    FolderLock(const FolderLock&) = delete;
+    FolderLock& operator=(const FolderLock&) = delete;
+    const absl::Status& status() const { return status_; }
+
+   private:
+    const LocalExtentCache* cache_;
+    absl::MutexLock lock_;
+    absl::Status status_;
+  };
+
+  LocalExtentCache(std::string dir, uint64_t limit, cache_internal::UniqueFd lock_fd)
+      : dir_(std::move(dir)), limit_(limit), lock_fd_(std::move(lock_fd)) {}
+
+  std::string PathOf(absl::string_view name) const;
+  absl::Status CreateInflightFile() ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  absl::Status PublishReserved() ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  // Lists the folder, removing stale temporaries and in-flight files.
+  absl::StatusOr<FolderState> ScanFolder() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  // Evicts unpinned entries, in eviction order, until entries + every
+  // reservation + n <= limit; RESOURCE_EXHAUSTED (nothing evicted) if the
+  // pinned entries leave no room. With n == 0 and !must_fit, evicts what it
+  // can and never fails for lack of room (Open, over a smaller limit).
+  absl::Status MakeRoom(uint64_t n, bool must_fit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  std::vector<const cache_internal::CacheFile*> EvictionOrder(const FolderState& state) const;
+  // LOCK_EX|LOCK_NB on an entry: the descriptor if unpinned, else invalid.
+  absl::StatusOr<cache_internal::UniqueFd> LockForEviction(
+      const cache_internal::CacheFile& file) const;
+  // Opens and pins the entry `name`: entry is nullptr when absent or being
+  // evicted, and also when damaged (wrong size; `damaged` is then set).
+  struct PinResult {
+    std::shared_ptr<const Entry> entry;
+    bool damaged = false;
+    ino_t inode = 0;
+  };
+  absl::StatusOr<PinResult> TryPin(const std::string& name, uint64_t length);
+  absl::StatusOr<std::shared_ptr<const Entry>> MapPinned(cache_internal::UniqueFd fd,
+                                                         const std::string& name,
+                                                         uint64_t length);
+  // Removes a damaged entry unless someone holds it (under the folder lock).
+  void DropDamaged(const std::string& name, ino_t inode);
+  // Sets the entry's mtime to now (strictly after the last touch).
+  void Touch(int fd);
+
+  const std::string dir_;
+  const uint64_t limit_;
+  const cache_internal::UniqueFd lock_fd_;
+  std::atomic<uint64_t> next_temp_{0};
+  std::atomic<int64_t> last_touch_ns_{0};
+
+  mutable absl::Mutex folder_mu_;
+  cache_internal::UniqueFd inflight_fd_ ABSL_GUARDED_BY(folder_mu_);
+  std::string inflight_name_ ABSL_GUARDED_BY(folder_mu_);
+  uint64_t reserved_ ABSL_GUARDED_BY(folder_mu_) = 0;
+
+  mutable absl::Mutex hints_mu_;
+  absl::flat_hash_map<std::string, uint64_t> next_use_ ABSL_GUARDED_BY(hints_mu_);
+};
+
+}  // namespace shardfeed
+
+#endif  // SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
