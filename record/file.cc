@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "record/crc32c.h"
 #include "record/errors.h"
+#include "record/path_util.h"
 #include "record/remote/remote_files.h"
 #include "record/storage.h"
 #include "record/status_macros.h"
@@ -73,18 +74,7 @@ absl::Status ReadableFile::Seek(uint64_t offset) {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   if (IsRemotePath(path)) return remote::ReadObject(path);
-  ASSIGN_OR_RETURN(auto file, ReadableFile::Open(path));
-  std::string out(file->size(), '\0');
-  ASSIGN_OR_RETURN(size_t n, file->Read(out.data(), out.size()));
-  out.resize(n);
-  // The file may have grown since fstat; read the rest.
-  char buf[65536];
-  for (;;) {
-    ASSIGN_OR_RETURN(size_t m, file->Read(buf, sizeof(buf)));
-    if (m == 0) break;
-    out.append(buf, m);
-  }
-  return out;
+  return ReadLocalFile(path);
 }
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,

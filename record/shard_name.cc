@@ -28,11 +28,6 @@ std::string JoinPath(absl::string_view dir, absl::string_view name) {
   return absl::StrCat(dir, "/", name);
 }
 
-std::string StripTrailingSlashes(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
-}
-
 std::string DirName(absl::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == absl::string_view::npos) return ".";

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "record/path_util.h"  // StripTrailingSlashes, for callers of this header
 
 namespace shardfeed {
 
@@ -22,9 +23,6 @@ absl::string_view BaseName(absl::string_view path);
 std::string DirName(absl::string_view path);
 // "dir" + "/" + "name", one slash between ("name" alone when dir is "." or "").
 std::string JoinPath(absl::string_view dir, absl::string_view name);
-// "out/" and "out//" → "out" ("/" stays "/"): a folder as the user typed it,
-// ready to be joined without doubled slashes.
-std::string StripTrailingSlashes(std::string path);
 
 bool IsIndexName(absl::string_view name);     // "*.index"
 bool IsManifestName(absl::string_view name);  // "manifest.json"

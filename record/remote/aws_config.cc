@@ -1,14 +1,13 @@
 #include "record/remote/aws_config.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "record/path_util.h"
 
 namespace shardfeed {
 namespace remote {
@@ -23,14 +22,10 @@ std::string HomePath(const char* env_override, const char* relative) {
 
 std::map<std::string, std::string> Section(const std::string& path, const std::string& name) {
   if (path.empty()) return {};
-  IniFile ini = ParseIni(ReadSmallFile(path));
+  // An absent or unreadable file has no entries (as for the AWS CLI).
+  IniFile ini = ParseIni(ReadLocalFile(path).value_or(""));
   auto it = ini.find(name);
   return it == ini.end() ? std::map<std::string, std::string>() : it->second;
-}
-
-std::string StripSlashes(std::string url) {
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  return url;
 }
 
 }  // namespace
@@ -38,13 +33,6 @@ std::string StripSlashes(std::string url) {
 std::string GetEnv(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? std::string() : std::string(v);
-}
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  return text.str();
 }
 
 IniFile ParseIni(absl::string_view text) {
@@ -90,7 +78,7 @@ Endpoint ResolveEndpoint(bool gcs, const AwsProfile& profile) {
   if (gcs) {
     e.url = GetEnv("SHARDFEED_GCS_ENDPOINT_URL");
     if (e.url.empty()) e.url = "https://storage.googleapis.com";
-    e.url = StripSlashes(e.url);
+    e.url = StripTrailingSlashes(e.url);
     e.region = "auto";
     return e;
   }
@@ -99,7 +87,7 @@ Endpoint ResolveEndpoint(bool gcs, const AwsProfile& profile) {
     if (!e.url.empty()) break;
   }
   if (e.url.empty()) e.url = profile.Get("endpoint_url");
-  e.url = StripSlashes(e.url);
+  e.url = StripTrailingSlashes(e.url);
   for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
     e.region = GetEnv(name);
     if (!e.region.empty()) break;

@@ -31,8 +31,6 @@ struct AwsCredentials {
 
 // The variable's value, "" when unset.
 std::string GetEnv(const char* name);
-// A small file's text, "" when it cannot be read (config and token files).
-std::string ReadSmallFile(const std::string& path);
 
 using IniFile = std::map<std::string, std::map<std::string, std::string>>;
 

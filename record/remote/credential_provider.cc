@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "record/path_util.h"
 #include "record/remote/http_client.h"
 #include "record/status_macros.h"
 
@@ -39,7 +40,12 @@ absl::StatusOr<std::optional<AwsCredentials>> FromContainer() {
   std::string token = GetEnv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
   const std::string token_file = GetEnv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
   if (!token_file.empty()) {
-    token = std::string(absl::StripAsciiWhitespace(ReadSmallFile(token_file)));
+    absl::StatusOr<std::string> text = ReadLocalFile(token_file);
+    if (!text.ok()) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: ", text.status().message()));
+    }
+    token = std::string(absl::StripAsciiWhitespace(*text));
   }
   if (!token.empty()) r.headers.push_back("Authorization: " + token);
   absl::StatusOr<HttpResponse> answer = HttpClient::Get().Perform(std::move(r));
