@@ -6,8 +6,12 @@ connection, connection resets mid-body, slow trickles (stalls), and 503
 SlowDown bursts. It counts requests, bytes and the faults it injected, and
 writes them as JSON to --stats after every request.
 
+Answers are streamed from the upstream as they arrive (capped); an answer
+to be cut (reset, trickle) is read whole first.
+
 Usage: fault_proxy.py --upstream 127.0.0.1:8333 --port-file F --stats S
          [--latency-ms 30 --jitter-ms 10] [--bandwidth BYTES_PER_S]
+         [--total-bandwidth BYTES_PER_S]
          [--reset-every N] [--trickle-every N] [--slowdown-every N]
          [--slowdown-burst K] [--always-503]
 Binds 127.0.0.1 only, on a free port written to --port-file.
@@ -19,6 +23,7 @@ import os
 import random
 import socket
 import struct
+import time
 
 STATS = {"requests": 0, "bytes_out": 0, "resets": 0, "trickles": 0, "slowdowns": 0}
 SLOWDOWN = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/xml\r\n"
@@ -67,16 +72,66 @@ def abort(writer):
     writer.transport.abort()
 
 
-async def send_capped(writer, data, bandwidth):
-    if not bandwidth:
-        writer.write(data)
-        await writer.drain()
-        return
-    chunk = max(1, bandwidth // 50)
+class Pacer:
+    """A bandwidth cap: take(n) returns when n more bytes fit in `rate`
+    bytes/s (bursts of at most 20 ms). One per connection, one shared by all
+    (--total-bandwidth)."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.next = time.monotonic()
+
+    async def take(self, n):
+        if not self.rate:
+            return
+        now = time.monotonic()
+        self.next = max(self.next, now - 0.02) + n / self.rate
+        if self.next > now:
+            await asyncio.sleep(self.next - now)
+
+
+TOTAL = Pacer(0)
+
+
+def chunk_size(args):
+    rates = [r for r in (args.bandwidth, args.total_bandwidth) if r]
+    return max(4096, min([256 * 1024] + [r // 50 for r in rates]))
+
+
+async def send_capped(writer, data, args):
+    pacer = Pacer(args.bandwidth)
+    chunk = chunk_size(args)
     for i in range(0, len(data), chunk):
-        writer.write(data[i:i + chunk])
+        part = data[i:i + chunk]
+        await pacer.take(len(part))
+        await TOTAL.take(len(part))
+        writer.write(part)
         await writer.drain()
-        await asyncio.sleep(len(data[i:i + chunk]) / bandwidth)
+
+
+async def stream_upstream(args, head, body, writer):
+    """Forwards one request and streams its answer back under the caps;
+    returns (body bytes sent, whether the client connection may be kept)."""
+    host, port = args.upstream.rsplit(":", 1)
+    r, w = await asyncio.open_connection(host, int(port))
+    try:
+        w.write(with_close(head) + body)
+        await w.drain()
+        resp_head = await r.readuntil(b"\r\n\r\n")
+        keep = b"content-length:" in resp_head.lower() or b"chunked" in resp_head.lower()
+        writer.write(resp_head)
+        pacer, chunk, sent = Pacer(args.bandwidth), chunk_size(args), 0
+        while True:
+            part = await r.read(chunk)
+            if not part:
+                return sent, keep
+            await pacer.take(len(part))
+            await TOTAL.take(len(part))
+            writer.write(part)
+            await writer.drain()
+            sent += len(part)
+    finally:
+        w.close()
 
 
 async def handle(reader, writer, args):
@@ -100,6 +155,16 @@ async def handle(reader, writer, args):
                 writer.write(SLOWDOWN % (len(SLOWDOWN_BODY), SLOWDOWN_BODY))
                 await writer.drain()
                 continue
+            cut = (args.reset_every and n % args.reset_every == 0) or (
+                args.trickle_every and n % args.trickle_every == 0)
+            if not cut:
+                sent, keep = await stream_upstream(args, head, body, writer)
+                STATS["bytes_out"] += sent
+                save_stats(args.stats)
+                if not keep:
+                    writer.close()
+                    return
+                continue
             data = await fetch_upstream(args.upstream, head, body)
             split = data.find(b"\r\n\r\n") + 4
             resp_head, resp_body = data[:split], data[split:]
@@ -121,11 +186,11 @@ async def handle(reader, writer, args):
             STATS["bytes_out"] += len(resp_body)
             save_stats(args.stats)
             keep = b"content-length:" in resp_head.lower() or b"chunked" in resp_head.lower()
-            await send_capped(writer, resp_head + resp_body, args.bandwidth)
+            await send_capped(writer, resp_head + resp_body, args)
             if not keep:
                 writer.close()
                 return
-    except (ConnectionError, asyncio.CancelledError):
+    except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
         return
     finally:
         if not writer.is_closing():
@@ -139,7 +204,8 @@ async def main():
     p.add_argument("--stats", required=True)
     p.add_argument("--latency-ms", type=float, default=0)
     p.add_argument("--jitter-ms", type=float, default=0)
-    p.add_argument("--bandwidth", type=int, default=0)
+    p.add_argument("--bandwidth", type=int, default=0, help="bytes/s per connection")
+    p.add_argument("--total-bandwidth", type=int, default=0, help="bytes/s, all connections")
     p.add_argument("--reset-every", type=int, default=0)
     p.add_argument("--trickle-every", type=int, default=0)
     p.add_argument("--trickle-seconds", type=float, default=30)
@@ -147,6 +213,7 @@ async def main():
     p.add_argument("--slowdown-burst", type=int, default=1)
     p.add_argument("--always-503", action="store_true")
     args = p.parse_args()
+    TOTAL.rate = args.total_bandwidth
     save_stats(args.stats)
     server = await asyncio.start_server(lambda r, w: handle(r, w, args), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
