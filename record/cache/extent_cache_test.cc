@@ -373,6 +373,34 @@ TEST(ExtentCacheTest, LimitHoldsAfterEveryOperationOfARandomWorkload) {
   EXPECT_GT(inserts, 100);
 }
 
+// Two caches on one folder in one process (two loaders) storing the same key
+// at once: each writes its own temporary (the numbers in the temporaries'
+// names were per cache, so the second Insert failed with ALREADY_EXISTS).
+TEST(ExtentCacheTest, TwoCachesOfOneProcessInsertTheSameKeyAtOnce) {
+  const std::string dir = testing::MakeTempDir();
+  auto first = OpenCache(dir, 1 << 20);
+  auto second = OpenCache(dir, 1 << 20);
+  const ExtentKey key = Key(6, 4000);
+  absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> inner =
+      absl::UnknownError("the mid-write hook never ran");
+  bool hooked = false;
+  LocalExtentCache::SetMidWriteHookForTesting([&] {
+    if (hooked) return;  // the inner Insert's own call
+    hooked = true;
+    absl::StatusOr<ExtentCache::Reservation> room = second->Reserve(key.length);
+    ASSERT_TRUE(room.ok()) << room.status();
+    inner = second->Insert(key, std::move(*room), BytesOf(key));
+  });
+  auto outer = Put(*first, key);
+  LocalExtentCache::SetMidWriteHookForTesting(nullptr);
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  ASSERT_NE(*inner, nullptr);
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ((*inner)->bytes(), BytesOf(key));
+  EXPECT_EQ(outer->bytes(), BytesOf(key));
+  ExpectUsage(*first, key.length, 0);
+}
+
 TEST(DefaultExtentCacheDirTest, FollowsTheEnvironment) {
   const char* keep_home = std::getenv("HOME");
   const std::string home = keep_home ? keep_home : "";

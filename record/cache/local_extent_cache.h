@@ -129,7 +129,6 @@ class LocalExtentCache : public ExtentCache {
   const std::string dir_;
   const uint64_t limit_;
   const cache_internal::UniqueFd lock_fd_;
-  std::atomic<uint64_t> next_temp_{0};
   std::atomic<int64_t> last_touch_ns_{0};
 
   mutable absl::Mutex folder_mu_;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 #include <utility>
@@ -154,7 +155,10 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
   absl::Cleanup give_back = [this, reserved] { Unreserve(reserved); };
 
   const std::string name = EntryFileName(key);
-  const std::string temp = cache_internal::TempFileName(name, ::getpid(), next_temp_++);
+  // The number is process-wide: two caches on one folder in one process
+  // must not pick the same temporary for the same key.
+  static std::atomic<uint64_t> next_temp{0};
+  const std::string temp = cache_internal::TempFileName(name, ::getpid(), next_temp++);
   UniqueFd fd;
   {
     // Created and locked in one step under the folder lock, so no listing
