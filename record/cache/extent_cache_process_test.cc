@@ -228,6 +228,40 @@ TEST(ExtentCacheProcessTest, TwoRanksShareOneFolderUnderOneLimit) {
   EXPECT_EQ(CountFiles(dir, CacheFileKind::kInflight), 1);  // the watcher's
 }
 
+// A cache used in a forked child (a data-loader worker forked after the
+// cache was opened): the child's flocks are the parent's open descriptions,
+// so they would not exclude the parent. The child is refused, and neither
+// its Reservation's release nor its copy's destruction touches the parent's
+// in-flight file (which they overwrote and unlinked: the parent's
+// reservation vanished for every other process).
+TEST(ExtentCacheProcessTest, AForkedChildIsRefusedAndLeavesTheParentsReservation) {
+  const std::string dir = testing::MakeTempDir();
+  auto cache = OpenCache(dir, 1 << 20);
+  ASSERT_NE(cache, nullptr);
+  absl::StatusOr<ExtentCache::Reservation> room = cache->Reserve(1000);
+  ASSERT_TRUE(room.ok()) << room.status();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto more = cache->Reserve(10);
+    CHILD_CHECK(absl::IsFailedPrecondition(more.status()), "Reserve in the child: %s",
+                more.status().ToString().c_str());
+    { ExtentCache::Reservation released = std::move(*room); }
+    cache.reset();
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed (stderr)";
+
+  auto other = OpenCache(dir, 1 << 20);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(CountFiles(dir, CacheFileKind::kInflight), 2);
+  auto usage = other->usage();
+  ASSERT_TRUE(usage.ok()) << usage.status();
+  EXPECT_EQ(usage->reserved_bytes, 1000u);
+}
+
 TEST(ExtentCacheProcessTest, ThreadsShareOneCache) {
   constexpr uint64_t kLimit = 256 << 10;
   auto cache = OpenCache(testing::MakeTempDir(), kLimit);

@@ -38,6 +38,12 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
 
 LocalExtentCache::FolderLock::FolderLock(const LocalExtentCache* cache)
     : cache_(cache), lock_(&cache->folder_mu_) {
+  if (::getpid() != cache_->owner_pid_) {
+    status_ = absl::FailedPreconditionError(absl::StrCat(
+        cache_->dir_, ": extent cache opened by process ", cache_->owner_pid_,
+        " used in its forked child ", ::getpid(), "; open the cache again in the child"));
+    return;
+  }
   status_ = Flock(cache_->lock_fd_.get(), LOCK_EX, cache_->PathOf(cache_internal::kFolderLockName))
                 .status();
 }
@@ -62,7 +68,8 @@ absl::StatusOr<std::shared_ptr<LocalExtentCache>> LocalExtentCache::Create(std::
 
 LocalExtentCache::~LocalExtentCache() {
   FolderLock lock(this);
-  if (inflight_fd_.valid()) {
+  // Not in a forked child: the in-flight file is the parent's.
+  if (lock.status().ok() && inflight_fd_.valid()) {
     (void)UnlinkIfSameFile(dir_, inflight_name_, inflight_fd_.get());
   }
 }
@@ -227,7 +234,9 @@ absl::StatusOr<ExtentCache::Reservation> LocalExtentCache::Reserve(uint64_t n) {
 void LocalExtentCache::Unreserve(uint64_t bytes) {
   FolderLock lock(this);
   reserved_ -= std::min(bytes, reserved_);
-  (void)PublishReserved();  // a destructor's path: nothing to report to
+  // A destructor's path: nothing to report to. Unlocked (a forked child),
+  // the in-flight file is not this process's to write.
+  if (lock.status().ok()) (void)PublishReserved();
 }
 
 }  // namespace shardfeed

@@ -17,10 +17,17 @@
 //
 // Threading: thread-safe. The folder lock is an flock plus a mutex (flock
 // does not exclude threads sharing one descriptor).
+//
+// fork(): a child shares the parent's descriptors, so its flocks would not
+// exclude the parent and it would write the parent's in-flight file. In a
+// child, everything that needs the folder lock (Reserve, Insert, usage)
+// fails with FAILED_PRECONDITION (open the cache again there), and
+// destroying the child's copy leaves the parent's files alone; Find works.
 #ifndef SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
 #define SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -94,7 +101,10 @@ class LocalExtentCache : public ExtentCache {
   };
 
   LocalExtentCache(std::string dir, uint64_t limit, cache_internal::UniqueFd lock_fd)
-      : dir_(std::move(dir)), limit_(limit), lock_fd_(std::move(lock_fd)) {}
+      : dir_(std::move(dir)),
+        limit_(limit),
+        lock_fd_(std::move(lock_fd)),
+        owner_pid_(::getpid()) {}
 
   std::string PathOf(absl::string_view name) const;
   absl::Status CreateInflightFile() ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
@@ -129,6 +139,7 @@ class LocalExtentCache : public ExtentCache {
   const std::string dir_;
   const uint64_t limit_;
   const cache_internal::UniqueFd lock_fd_;
+  const pid_t owner_pid_;  // the process that opened it (see fork() above)
   std::atomic<int64_t> last_touch_ns_{0};
 
   mutable absl::Mutex folder_mu_;
