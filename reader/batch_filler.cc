@@ -208,7 +208,9 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
   }  // mapped: in row order (sorting 256 scattered offsets bought nothing: 8% of the CPU)
   const size_t nf = r_->o.features.size();
   var_rows_.resize(nf);
+  row_bytes_.resize(nf);
   for (size_t f = 0; f < nf; ++f) {
+    row_bytes_[f] = r_->o.features[f].row_bytes();  // once, not per record
     if (r_->o.features[f].variable_length) var_rows_[f].resize(std::max<size_t>(rows, 1));
   }
   ok_.assign(rows, 1);
@@ -342,7 +344,7 @@ absl::Status BatchFiller::DecodeRow(const Pending& p, const char* framed, SlotRi
     var_values = var_big.data();
   }
   for (size_t f = 0; f < spec.size(); ++f) {
-    fixed_rows[f] = s->rows_host[f] ? s->rows_host[f] + p.row * spec[f].row_bytes() : nullptr;
+    fixed_rows[f] = s->rows_host[f] ? s->rows_host[f] + p.row * row_bytes_[f] : nullptr;
     var_values[f] = spec[f].variable_length ? &var_rows_[f][p.row] : nullptr;
     if (var_values[f]) var_values[f]->clear();
   }

@@ -120,6 +120,7 @@ class BatchFiller {
   std::vector<uint64_t> run_start_;   // per run: shard offset of its first byte
   std::vector<size_t> run_at_, run_size_;  // per run: where in read_buf_, bytes read
   std::vector<char> ok_;              // per row
+  std::vector<size_t> row_bytes_;     // per feature
   std::vector<std::vector<std::string>> var_rows_;  // per feature, per row
 };
 

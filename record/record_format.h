@@ -32,14 +32,27 @@ inline void EncodeFixed32(char* dst, uint32_t v) {
 inline void EncodeFixed64(char* dst, uint64_t v) {
   for (int i = 0; i < 8; ++i) dst[i] = static_cast<char>(v >> (8 * i));
 }
+// Decoding runs for every record read: on a little-endian host one load
+// (GCC kept the byte loop as 8 loads and shifts: ~100 instructions per
+// record for the three fields of a header and footer).
 inline uint32_t DecodeFixed32(const char* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+#else
   uint32_t v = 0;
   for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+#endif
   return v;
 }
 inline uint64_t DecodeFixed64(const char* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+#else
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+#endif
   return v;
 }
 
