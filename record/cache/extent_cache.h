@@ -84,8 +84,10 @@ class ExtentCache : public std::enable_shared_from_this<ExtentCache> {
 
   virtual ~ExtentCache() = default;
 
-  // Opens (creating) the folder; removes temporaries left by crashed
-  // writers; INVALID_ARGUMENT for a limit of under one byte per entry.
+  // Opens the folder, creating it and its parents; removes what crashed
+  // processes left (temporaries, reservations) and evicts unpinned entries
+  // down to the limit when the folder holds more (a run with a larger
+  // limit). Errors name the folder or file.
   static absl::StatusOr<std::shared_ptr<ExtentCache>> Open(const ExtentCacheOptions& options);
 
   // The entry, pinned, if cached; nullptr on a miss.
@@ -100,6 +102,11 @@ class ExtentCache : public std::enable_shared_from_this<ExtentCache> {
   virtual absl::StatusOr<std::shared_ptr<const Entry>> Insert(const ExtentKey& key,
                                                               Reservation reservation,
                                                               absl::string_view bytes) = 0;
+
+  // Removes key's entry, e.g. when its records fail their CRCs: later Finds
+  // miss. Handles already held stay valid (their bytes stay mapped, outside
+  // the accounting, until released). OK when absent.
+  virtual absl::Status Drop(const ExtentKey& key) = 0;
 
   // The position in this process's plan where `key` is next read
   // (kNoNextUse: not again); eviction takes the farthest first.

@@ -263,6 +263,20 @@ TEST(ExtentCacheTest, DamagedEntryIsDroppedAsAMiss) {
   EXPECT_EQ(again->bytes(), BytesOf(shorter));
 }
 
+TEST(ExtentCacheTest, DropRemovesAnEntryButNotWhatAHandleHolds) {
+  auto cache = OpenCache(testing::MakeTempDir(), 1 << 20);
+  const ExtentKey key = Key(4, 2000);
+  auto held = Put(*cache, key);
+  ASSERT_NE(held, nullptr);
+  ASSERT_TRUE(cache->Drop(key).ok());
+  auto found = cache->Find(key);
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, nullptr);
+  EXPECT_EQ(held->bytes(), BytesOf(key));
+  EXPECT_TRUE(cache->Drop(key).ok());  // absent: nothing to do
+  EXPECT_EQ(Used(*cache), 0u);
+}
+
 TEST(ExtentCacheTest, FilesThatAreNotTheCachesAreLeftAlone) {
   const std::string dir = testing::MakeTempDir();
   const std::string hex(64, 'a');

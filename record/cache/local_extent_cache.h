@@ -57,6 +57,7 @@ class LocalExtentCache : public ExtentCache {
   absl::StatusOr<std::shared_ptr<const Entry>> Insert(const ExtentKey& key,
                                                       Reservation reservation,
                                                       absl::string_view bytes) override;
+  absl::Status Drop(const ExtentKey& key) override;
   void SetNextUse(const ExtentKey& key, uint64_t position) override;
   uint64_t limit_bytes() const override { return limit_; }
   absl::StatusOr<uint64_t> used_bytes() const override;

@@ -174,8 +174,10 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
   RETURN_IF_ERROR(cache_internal::WriteAll(fd.get(), bytes.substr(0, half), PathOf(temp)));
   RunMidWriteHook();
   RETURN_IF_ERROR(cache_internal::WriteAll(fd.get(), bytes.substr(half), PathOf(temp)));
-  // On disk before its name is: after a power loss an entry is whole or absent.
-  if (::fdatasync(fd.get()) != 0) return IoError("cannot sync", PathOf(temp), errno);
+  // Not fsync'd (it would halve the fill rate here, a cache is not the only
+  // copy, and a power loss leaves a short or empty file on journaling file
+  // systems, which fails the size check); wrong bytes of the right size fail
+  // the records' CRCs in the reader, which then Drop()s the entry.
 
   {
     FolderLock lock(this);
@@ -198,6 +200,18 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
   }
   Touch(fd.get());
   return MapPinned(std::move(fd), name, key.length);
+}
+
+absl::Status LocalExtentCache::Drop(const ExtentKey& key) {
+  const std::string name = EntryFileName(key);
+  FolderLock lock(this);
+  RETURN_IF_ERROR(lock.status());
+  // Readers that hold it keep their mapping (an unlinked file lives on
+  // while mapped); the name, and so every later Find, is gone.
+  if (::unlink(PathOf(name).c_str()) != 0 && errno != ENOENT) {
+    return IoError("cannot remove", PathOf(name), errno);
+  }
+  return absl::OkStatus();
 }
 
 void LocalExtentCache::SetNextUse(const ExtentKey& key, uint64_t position) {
