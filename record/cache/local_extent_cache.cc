@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 #include <cerrno>
 #include <ctime>
 #include <utility>
@@ -37,27 +38,28 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
 }  // namespace
 
 LocalExtentCache::FolderLock::FolderLock(const LocalExtentCache* cache)
-    : cache_(cache), lock_(&cache->folder_mu_) {
-  if (::getpid() != cache_->owner_pid_) {
-    status_ = absl::FailedPreconditionError(absl::StrCat(
-        cache_->dir_, ": extent cache opened by process ", cache_->owner_pid_,
-        " used in its forked child ", ::getpid(), "; open the cache again in the child"));
+    : lock_(cache->folder_mu_) {
+  absl::StatusOr<UniqueFd> fd =
+      OpenInFolder(cache->dir_, cache_internal::kFolderLockName, O_RDWR | O_CREAT, 0666);
+  if (!fd.ok()) {
+    status_ = fd.status();
     return;
   }
-  status_ = Flock(cache_->lock_fd_.get(), LOCK_EX, cache_->PathOf(cache_internal::kFolderLockName))
-                .status();
+  status_ = Flock(fd->get(), LOCK_EX, cache->PathOf(cache_internal::kFolderLockName)).status();
+  fd_ = std::move(*fd);
 }
 
-LocalExtentCache::FolderLock::~FolderLock() {
-  if (status_.ok()) ::flock(cache_->lock_fd_.get(), LOCK_UN);
+LocalExtentCache::LocalExtentCache(std::string dir, uint64_t limit)
+    : dir_(std::move(dir)), limit_(limit) {
+  // Temporaries are named by pid and this number: a random start keeps
+  // ranks in separate PID namespaces (containers, all pid 1) apart.
+  std::random_device random;
+  next_temp_ = (uint64_t{random()} << 32 | random()) >> 1;
 }
 
 absl::StatusOr<std::shared_ptr<LocalExtentCache>> LocalExtentCache::Create(std::string dir,
                                                                            uint64_t limit_bytes) {
-  ASSIGN_OR_RETURN(UniqueFd lock_fd,
-                   OpenInFolder(dir, cache_internal::kFolderLockName, O_RDWR | O_CREAT, 0666));
-  std::shared_ptr<LocalExtentCache> cache(
-      new LocalExtentCache(std::move(dir), limit_bytes, std::move(lock_fd)));
+  std::shared_ptr<LocalExtentCache> cache(new LocalExtentCache(std::move(dir), limit_bytes));
   FolderLock lock(cache.get());
   RETURN_IF_ERROR(lock.status());
   RETURN_IF_ERROR(cache->CreateInflightFile());
@@ -68,8 +70,7 @@ absl::StatusOr<std::shared_ptr<LocalExtentCache>> LocalExtentCache::Create(std::
 
 LocalExtentCache::~LocalExtentCache() {
   FolderLock lock(this);
-  // Not in a forked child: the in-flight file is the parent's.
-  if (lock.status().ok() && inflight_fd_.valid()) {
+  if (inflight_fd_.valid()) {
     (void)UnlinkIfSameFile(dir_, inflight_name_, inflight_fd_.get());
   }
 }
@@ -143,7 +144,7 @@ std::vector<const CacheFile*> LocalExtentCache::EvictionOrder(const FolderState&
   std::vector<Candidate> candidates;
   candidates.reserve(state.entries.size());
   {
-    absl::MutexLock lock(&hints_mu_);
+    std::lock_guard<std::mutex> lock(hints_mu_);
     for (const CacheFile& f : state.entries) {
       auto it = next_use_.find(f.name);
       candidates.push_back({&f, it != next_use_.end(), it != next_use_.end() ? it->second : 0});
@@ -234,9 +235,7 @@ absl::StatusOr<ExtentCache::Reservation> LocalExtentCache::Reserve(uint64_t n) {
 void LocalExtentCache::Unreserve(uint64_t bytes) {
   FolderLock lock(this);
   reserved_ -= std::min(bytes, reserved_);
-  // A destructor's path: nothing to report to. Unlocked (a forked child),
-  // the in-flight file is not this process's to write.
-  if (lock.status().ok()) (void)PublishReserved();
+  (void)PublishReserved();  // a destructor's path: nothing to report to
 }
 
 }  // namespace shardfeed

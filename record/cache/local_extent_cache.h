@@ -15,31 +15,25 @@
 // (strictly increasing within a process), so it is shared by all processes.
 // Next-use hints are this process's own.
 //
-// Threading: thread-safe. The folder lock is an flock plus a mutex (flock
-// does not exclude threads sharing one descriptor).
-//
-// fork(): a child shares the parent's descriptors, so its flocks would not
-// exclude the parent and it would write the parent's in-flight file. In a
-// child, everything that needs the folder lock (Reserve, Insert, usage)
-// fails with FAILED_PRECONDITION (open the cache again there), and
-// destroying the child's copy leaves the parent's files alone; Find works.
+// Threading: thread-safe. The folder lock is a mutex plus an flock on a
+// descriptor opened for each hold (flock does not exclude threads sharing a
+// descriptor, nor a forked child that inherited it). A cache is for the
+// process that opened it: a forked child opens its own.
 #ifndef SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
 #define SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
 
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "record/cache/cache_files.h"
 #include "record/cache/extent_cache.h"
 
@@ -85,38 +79,34 @@ class LocalExtentCache : public ExtentCache {
     uint64_t entry_bytes = 0;
     uint64_t others_reserved = 0;  // by other live caches on the folder
   };
-  // The folder lock: this process's mutex, then the flock on .lock.
-  class ABSL_SCOPED_LOCKABLE FolderLock {
+  // The folder lock: this process's mutex, then LOCK_EX on .lock. Check
+  // status() before relying on it.
+  class FolderLock {
    public:
-    explicit FolderLock(const LocalExtentCache* cache)
-        ABSL_EXCLUSIVE_LOCK_FUNCTION(cache->folder_mu_);
-    ~FolderLock() ABSL_UNLOCK_FUNCTION();
+    explicit FolderLock(const LocalExtentCache* cache);
     FolderLock(const FolderLock&) = delete;
     FolderLock& operator=(const FolderLock&) = delete;
     const absl::Status& status() const { return status_; }
 
    private:
-    const LocalExtentCache* cache_;
-    absl::MutexLock lock_;
+    std::lock_guard<std::mutex> lock_;
+    cache_internal::UniqueFd fd_;  // closing it releases the flock
     absl::Status status_;
   };
 
-  LocalExtentCache(std::string dir, uint64_t limit, cache_internal::UniqueFd lock_fd)
-      : dir_(std::move(dir)),
-        limit_(limit),
-        lock_fd_(std::move(lock_fd)),
-        owner_pid_(::getpid()) {}
+  LocalExtentCache(std::string dir, uint64_t limit);
 
   std::string PathOf(absl::string_view name) const;
-  absl::Status CreateInflightFile() ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
-  absl::Status PublishReserved() ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  // The next four: with the folder lock held.
+  absl::Status CreateInflightFile();
+  absl::Status PublishReserved();
   // Lists the folder, removing stale temporaries and in-flight files.
-  absl::StatusOr<FolderState> ScanFolder() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  absl::StatusOr<FolderState> ScanFolder() const;
   // Evicts unpinned entries, in eviction order, until entries + every
   // reservation + n <= limit; RESOURCE_EXHAUSTED (nothing evicted) if the
   // pinned entries leave no room. With n == 0 and !must_fit, evicts what it
   // can and never fails for lack of room (Open, over a smaller limit).
-  absl::Status MakeRoom(uint64_t n, bool must_fit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(folder_mu_);
+  absl::Status MakeRoom(uint64_t n, bool must_fit);
   std::vector<const cache_internal::CacheFile*> EvictionOrder(const FolderState& state) const;
   // LOCK_EX|LOCK_NB on an entry: the descriptor if unpinned, else invalid.
   absl::StatusOr<cache_internal::UniqueFd> LockForEviction(
@@ -139,17 +129,17 @@ class LocalExtentCache : public ExtentCache {
 
   const std::string dir_;
   const uint64_t limit_;
-  const cache_internal::UniqueFd lock_fd_;
-  const pid_t owner_pid_;  // the process that opened it (see fork() above)
+  std::atomic<uint64_t> next_temp_;  // starts at a random number
   std::atomic<int64_t> last_touch_ns_{0};
 
-  mutable absl::Mutex folder_mu_;
-  cache_internal::UniqueFd inflight_fd_ ABSL_GUARDED_BY(folder_mu_);
-  std::string inflight_name_ ABSL_GUARDED_BY(folder_mu_);
-  uint64_t reserved_ ABSL_GUARDED_BY(folder_mu_) = 0;
+  // Guards the next three (and the folder, with the flock).
+  mutable std::mutex folder_mu_;
+  cache_internal::UniqueFd inflight_fd_;
+  std::string inflight_name_;
+  uint64_t reserved_ = 0;
 
-  mutable absl::Mutex hints_mu_;
-  absl::flat_hash_map<std::string, uint64_t> next_use_ ABSL_GUARDED_BY(hints_mu_);
+  mutable std::mutex hints_mu_;  // guards next_use_
+  absl::flat_hash_map<std::string, uint64_t> next_use_;
 };
 
 }  // namespace shardfeed

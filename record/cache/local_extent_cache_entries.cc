@@ -29,13 +29,13 @@ using cache_internal::UnlinkIfSameFile;
 
 namespace {
 
-absl::Mutex g_hook_mu(absl::kConstInit);
-std::function<void()>* g_mid_write_hook ABSL_GUARDED_BY(g_hook_mu) = nullptr;
+std::mutex g_hook_mu;
+std::function<void()>* g_mid_write_hook = nullptr;  // guarded by g_hook_mu
 
 void RunMidWriteHook() {
   std::function<void()> hook;
   {
-    absl::MutexLock lock(&g_hook_mu);
+    std::lock_guard<std::mutex> lock(g_hook_mu);
     if (g_mid_write_hook == nullptr) return;
     hook = *g_mid_write_hook;
   }
@@ -70,7 +70,7 @@ std::string DescribeKey(const ExtentKey& key) {
 }  // namespace
 
 void LocalExtentCache::SetMidWriteHookForTesting(std::function<void()> hook) {
-  absl::MutexLock lock(&g_hook_mu);
+  std::lock_guard<std::mutex> lock(g_hook_mu);
   delete g_mid_write_hook;
   g_mid_write_hook = hook ? new std::function<void()>(std::move(hook)) : nullptr;
 }
@@ -216,7 +216,7 @@ absl::Status LocalExtentCache::Drop(const ExtentKey& key) {
 
 void LocalExtentCache::SetNextUse(const ExtentKey& key, uint64_t position) {
   std::string name = EntryFileName(key);
-  absl::MutexLock lock(&hints_mu_);
+  std::lock_guard<std::mutex> lock(hints_mu_);
   next_use_[std::move(name)] = position;
 }
 
