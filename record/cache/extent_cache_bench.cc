@@ -101,6 +101,13 @@ int Run(const std::string& parent) {
   const double steady = FillSeconds(**many, small, kSteady, 1024);
   std::printf("64 KiB insert into a full folder of 1024 entries: %.0f us each\n",
               steady / kSteady * 1e6);
+  const auto scans_start = std::chrono::steady_clock::now();
+  constexpr int kScans = 200;
+  for (int i = 0; i < kScans; ++i) {
+    if (!(*many)->used_bytes().ok()) return 1;
+  }
+  std::printf("listing that folder (used_bytes): %.0f us each\n",
+              Seconds(scans_start) / kScans * 1e6);
   cache->reset();
   many->reset();
   return std::system(("rm -rf '" + dir + "'").c_str()) == 0 ? 0 : 1;

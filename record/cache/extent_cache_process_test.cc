@@ -116,6 +116,12 @@ TEST(ExtentCacheProcessTest, WriterKilledMidWriteLeavesNoEntryAndNoReservation) 
   ASSERT_EQ(::waitpid(writer, &status, 0), writer);
   ASSERT_TRUE(WIFSIGNALED(status));
 
+  // Its reservation is still counted (a count is never below the truth)
+  // until a listing recounts.
+  auto counted = cache->counted_usage();
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  EXPECT_EQ(counted->reserved_bytes, key.length);
+
   // Dead: its temporary and its reservation are gone at the next look.
   usage = cache->usage();
   ASSERT_TRUE(usage.ok()) << usage.status();

@@ -382,6 +382,11 @@ TEST(ExtentCacheTest, LimitHoldsAfterEveryOperationOfARandomWorkload) {
     auto usage = cache->usage();
     ASSERT_TRUE(usage.ok()) << usage.status();
     ASSERT_LE(usage->entry_bytes + usage->reserved_bytes, kLimit) << "after op " << op;
+    // What Reserve trusts between listings is exact in one process.
+    auto counted = cache->counted_usage();
+    ASSERT_TRUE(counted.ok()) << counted.status();
+    ASSERT_EQ(counted->entry_bytes, usage->entry_bytes) << "after op " << op;
+    ASSERT_EQ(counted->reserved_bytes, usage->reserved_bytes) << "after op " << op;
   }
   EXPECT_GT(hits, 100);
   EXPECT_GT(inserts, 100);

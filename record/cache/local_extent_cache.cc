@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
 #include <random>
 #include <cerrno>
 #include <ctime>
@@ -38,15 +41,48 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
 }  // namespace
 
 LocalExtentCache::FolderLock::FolderLock(const LocalExtentCache* cache)
-    : lock_(cache->folder_mu_) {
+    : lock_(cache->folder_mu_), path_(cache->PathOf(cache_internal::kFolderLockName)) {
   absl::StatusOr<UniqueFd> fd =
       OpenInFolder(cache->dir_, cache_internal::kFolderLockName, O_RDWR | O_CREAT, 0666);
   if (!fd.ok()) {
     status_ = fd.status();
     return;
   }
-  status_ = Flock(fd->get(), LOCK_EX, cache->PathOf(cache_internal::kFolderLockName)).status();
+  status_ = Flock(fd->get(), LOCK_EX, path_).status();
   fd_ = std::move(*fd);
+}
+
+// The totals live in the lock file: magic, entry bytes, reserved bytes.
+absl::StatusOr<std::optional<LocalExtentCache::Totals>> LocalExtentCache::FolderLock::ReadTotals()
+    const {
+  char buf[kTotalsSize];
+  ssize_t r;
+  do {
+    r = ::pread(fd_.get(), buf, sizeof(buf), 0);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return IoError("cannot read", path_, errno);
+  if (r != static_cast<ssize_t>(sizeof(buf)) || std::memcmp(buf, kTotalsMagic, 8) != 0) {
+    return std::nullopt;  // new, or not ours to trust: a listing recounts
+  }
+  Totals t;
+  std::memcpy(&t.entry_bytes, buf + 8, 8);
+  std::memcpy(&t.reserved_bytes, buf + 16, 8);
+  return t;
+}
+
+absl::Status LocalExtentCache::FolderLock::WriteTotals(const Totals& t) {
+  char buf[kTotalsSize];
+  std::memcpy(buf, kTotalsMagic, 8);
+  std::memcpy(buf + 8, &t.entry_bytes, 8);
+  std::memcpy(buf + 16, &t.reserved_bytes, 8);
+  ssize_t w;
+  do {
+    w = ::pwrite(fd_.get(), buf, sizeof(buf), 0);
+  } while (w < 0 && errno == EINTR);
+  if (w != static_cast<ssize_t>(sizeof(buf))) {
+    return IoError("cannot write", path_, w < 0 ? errno : EIO);
+  }
+  return absl::OkStatus();
 }
 
 LocalExtentCache::LocalExtentCache(std::string dir, uint64_t limit)
@@ -63,8 +99,10 @@ absl::StatusOr<std::shared_ptr<LocalExtentCache>> LocalExtentCache::Create(std::
   FolderLock lock(cache.get());
   RETURN_IF_ERROR(lock.status());
   RETURN_IF_ERROR(cache->CreateInflightFile());
+  // Removes what crashed processes left, and recounts.
+  RETURN_IF_ERROR(cache->Rescan(lock).status());
   // A folder left fuller by a cache with a larger limit shrinks to this one.
-  RETURN_IF_ERROR(cache->MakeRoom(0, /*must_fit=*/false));
+  RETURN_IF_ERROR(cache->MakeRoom(lock, 0, /*must_fit=*/false).status());
   return cache;
 }
 
@@ -135,19 +173,45 @@ absl::StatusOr<LocalExtentCache::FolderState> LocalExtentCache::ScanFolder() con
   return state;
 }
 
-std::vector<const CacheFile*> LocalExtentCache::EvictionOrder(const FolderState& state) const {
+absl::StatusOr<LocalExtentCache::Totals> LocalExtentCache::Rescan(FolderLock& lock) {
+  ASSIGN_OR_RETURN(FolderState state, ScanFolder());
+  listing_.clear();
+  for (CacheFile& f : state.entries) {
+    std::string name = f.name;
+    listing_.emplace(std::move(name), std::move(f));
+  }
+  listing_time_ = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> hints(hints_mu_);
+    touched_.clear();  // the listing has the mtimes now
+  }
+  const Totals t{state.entry_bytes, SaturatingAdd(reserved_, state.others_reserved)};
+  RETURN_IF_ERROR(lock.WriteTotals(t));
+  return t;
+}
+
+bool LocalExtentCache::ListingIsFresh() const {
+  return listing_time_.has_value() &&
+         std::chrono::steady_clock::now() - *listing_time_ < kListingMaxAge;
+}
+
+std::vector<CacheFile> LocalExtentCache::EvictionOrder() const {
   struct Candidate {
     const CacheFile* file;
     bool hinted;
     uint64_t next_use;
+    int64_t last_use_ns;
   };
   std::vector<Candidate> candidates;
-  candidates.reserve(state.entries.size());
+  candidates.reserve(listing_.size());
   {
     std::lock_guard<std::mutex> lock(hints_mu_);
-    for (const CacheFile& f : state.entries) {
-      auto it = next_use_.find(f.name);
-      candidates.push_back({&f, it != next_use_.end(), it != next_use_.end() ? it->second : 0});
+    for (const auto& [name, f] : listing_) {
+      auto hint = next_use_.find(name);
+      auto touch = touched_.find(name);
+      candidates.push_back({&f, hint != next_use_.end(),
+                            hint != next_use_.end() ? hint->second : 0,
+                            touch != touched_.end() ? touch->second : f.mtime_ns});
     }
   }
   // Hinted entries first, farthest next use first; then the others, least
@@ -155,14 +219,12 @@ std::vector<const CacheFile*> LocalExtentCache::EvictionOrder(const FolderState&
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.hinted != b.hinted) return a.hinted;
     if (a.hinted && a.next_use != b.next_use) return a.next_use > b.next_use;
-    if (!a.hinted && a.file->mtime_ns != b.file->mtime_ns) {
-      return a.file->mtime_ns < b.file->mtime_ns;
-    }
+    if (!a.hinted && a.last_use_ns != b.last_use_ns) return a.last_use_ns < b.last_use_ns;
     return a.file->name < b.file->name;
   });
-  std::vector<const CacheFile*> order;
+  std::vector<CacheFile> order;
   order.reserve(candidates.size());
-  for (const Candidate& c : candidates) order.push_back(c.file);
+  for (const Candidate& c : candidates) order.push_back(*c.file);
   return order;
 }
 
@@ -178,64 +240,104 @@ absl::StatusOr<UniqueFd> LocalExtentCache::LockForEviction(const CacheFile& file
   return std::move(*fd);
 }
 
-absl::Status LocalExtentCache::MakeRoom(uint64_t n, bool must_fit) {
-  ASSIGN_OR_RETURN(FolderState state, ScanFolder());
-  const uint64_t reserved_all = SaturatingAdd(reserved_, state.others_reserved);
-  const uint64_t wanted = SaturatingAdd(reserved_all, n);
+absl::StatusOr<bool> LocalExtentCache::EvictFromListing(Totals& t, uint64_t n, bool must_fit,
+                                                       uint64_t* pinned) {
+  const uint64_t wanted = SaturatingAdd(t.reserved_bytes, n);
   auto fits = [&](uint64_t entry_bytes) { return SaturatingAdd(entry_bytes, wanted) <= limit_; };
-  if (fits(state.entry_bytes)) return absl::OkStatus();
-
   // Probe first, evict second: a request that cannot fit evicts nothing.
-  const std::vector<const CacheFile*> order = EvictionOrder(state);
+  const std::vector<CacheFile> order = EvictionOrder();
   std::vector<const CacheFile*> chosen;
-  uint64_t left = state.entry_bytes;
+  uint64_t left = t.entry_bytes;
   size_t next = 0;
   for (; next < order.size() && !fits(left); ++next) {
-    ASSIGN_OR_RETURN(UniqueFd fd, LockForEviction(*order[next]));
-    if (!fd.valid()) continue;  // pinned
-    chosen.push_back(order[next]);
-    left -= order[next]->size;
+    ASSIGN_OR_RETURN(UniqueFd fd, LockForEviction(order[next]));
+    if (!fd.valid()) continue;  // pinned (or gone)
+    chosen.push_back(&order[next]);
+    left -= std::min(left, order[next].size);
   }
-  auto too_small = [&](uint64_t pinned) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        dir_, ": cache_limit ", limit_, " bytes (", MiB(limit_), ") is too small: ", pinned,
-        " bytes pinned by readers + ", reserved_all, " bytes reserved for fetches in flight + ", n,
-        " bytes requested; needs at least ", SaturatingAdd(pinned, wanted), " bytes (",
-        MiB(SaturatingAdd(pinned, wanted)), ")"));
-  };
-  if (!fits(left) && must_fit) return too_small(left);
+  *pinned = left;
+  if (!fits(left) && must_fit) return false;
 
-  uint64_t used = state.entry_bytes;
   auto evict = [&](const CacheFile& file) -> absl::Status {
     ASSIGN_OR_RETURN(UniqueFd fd, LockForEviction(file));
     if (!fd.valid()) return absl::OkStatus();  // pinned since the probe
     ASSIGN_OR_RETURN(bool removed, UnlinkIfSameFile(dir_, file.name, fd.get()));
-    if (removed) used -= file.size;
+    if (removed) t.entry_bytes -= std::min(t.entry_bytes, file.size);
+    listing_.erase(file.name);
     return absl::OkStatus();
   };
   for (const CacheFile* file : chosen) RETURN_IF_ERROR(evict(*file));
   // Entries pinned between the probe and now: take the next ones instead.
-  for (; next < order.size() && !fits(used); ++next) RETURN_IF_ERROR(evict(*order[next]));
-  if (!fits(used) && must_fit) return too_small(used);
-  return absl::OkStatus();
+  for (; next < order.size() && !fits(t.entry_bytes); ++next) RETURN_IF_ERROR(evict(order[next]));
+  return fits(t.entry_bytes);
+}
+
+absl::StatusOr<LocalExtentCache::Totals> LocalExtentCache::MakeRoom(FolderLock& lock, uint64_t n,
+                                                                   bool must_fit) {
+  ASSIGN_OR_RETURN(std::optional<Totals> known, lock.ReadTotals());
+  const bool fresh_listing = ListingIsFresh();
+  auto fits = [&](const Totals& t) {
+    return SaturatingAdd(SaturatingAdd(t.entry_bytes, t.reserved_bytes), n) <= limit_;
+  };
+  // The common case: room, by the totals every cache keeps under the lock
+  // (never below the truth), recounted from a listing now and then.
+  if (known.has_value() && fresh_listing && fits(*known)) return *known;
+
+  bool recounted = !known.has_value() || !fresh_listing;
+  Totals t;
+  if (recounted) {
+    ASSIGN_OR_RETURN(t, Rescan(lock));
+  } else {
+    t = *known;
+  }
+  for (;;) {
+    uint64_t pinned = 0;
+    ASSIGN_OR_RETURN(bool room, EvictFromListing(t, n, must_fit, &pinned));
+    RETURN_IF_ERROR(lock.WriteTotals(t));
+    if (room || (!must_fit && recounted)) return t;
+    if (recounted) {
+      const uint64_t needed = SaturatingAdd(SaturatingAdd(pinned, t.reserved_bytes), n);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          dir_, ": cache_limit ", limit_, " bytes (", MiB(limit_), ") is too small: ", pinned,
+          " bytes pinned by readers + ", t.reserved_bytes,
+          " bytes reserved for fetches in flight + ", n, " bytes requested; needs at least ",
+          needed, " bytes (", MiB(needed), ")"));
+    }
+    // The listing was a little old: count again before refusing.
+    ASSIGN_OR_RETURN(t, Rescan(lock));
+    recounted = true;
+  }
 }
 
 absl::StatusOr<ExtentCache::Reservation> LocalExtentCache::Reserve(uint64_t n) {
   FolderLock lock(this);
   RETURN_IF_ERROR(lock.status());
-  RETURN_IF_ERROR(MakeRoom(n, /*must_fit=*/true));
+  ASSIGN_OR_RETURN(Totals t, MakeRoom(lock, n, /*must_fit=*/true));
   reserved_ += n;
-  if (absl::Status published = PublishReserved(); !published.ok()) {
+  t.reserved_bytes += n;
+  absl::Status published = PublishReserved();
+  if (published.ok()) published = lock.WriteTotals(t);
+  if (!published.ok()) {
     reserved_ -= n;
+    (void)PublishReserved();
     return published;
   }
   return MakeReservation(n);
 }
 
 void LocalExtentCache::Unreserve(uint64_t bytes) {
+  // A destructor's path: nothing to report errors to. Totals left high
+  // are safe (a listing recounts them).
   FolderLock lock(this);
-  reserved_ -= std::min(bytes, reserved_);
-  (void)PublishReserved();  // a destructor's path: nothing to report to
+  if (!lock.status().ok()) return;
+  bytes = std::min(bytes, reserved_);
+  reserved_ -= bytes;
+  (void)PublishReserved();
+  absl::StatusOr<std::optional<Totals>> t = lock.ReadTotals();
+  if (t.ok() && t->has_value()) {
+    (*t)->reserved_bytes -= std::min(bytes, (*t)->reserved_bytes);
+    (void)lock.WriteTotals(**t);
+  }
 }
 
 }  // namespace shardfeed

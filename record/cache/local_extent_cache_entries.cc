@@ -106,7 +106,7 @@ absl::StatusOr<LocalExtentCache::PinResult> LocalExtentCache::TryPin(const std::
       damaged.inode = by_fd.st_ino;
       return damaged;
     }
-    Touch(fd->get());
+    Touch(fd->get(), name);
     ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry,
                      MapPinned(std::move(*fd), name, length));
     PinResult found;
@@ -124,6 +124,18 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::MapP
   return std::make_shared<MappedEntry>(std::move(fd), data, length);
 }
 
+absl::Status LocalExtentCache::RemoveEntry(FolderLock& lock, const std::string& name, int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return IoError("cannot stat", PathOf(name), errno);
+  ASSIGN_OR_RETURN(bool removed, UnlinkIfSameFile(dir_, name, fd));
+  if (!removed) return absl::OkStatus();
+  listing_.erase(name);
+  ASSIGN_OR_RETURN(std::optional<Totals> t, lock.ReadTotals());
+  if (!t.has_value()) return absl::OkStatus();
+  t->entry_bytes -= std::min(t->entry_bytes, static_cast<uint64_t>(st.st_size));
+  return lock.WriteTotals(*t);
+}
+
 void LocalExtentCache::DropDamaged(const std::string& name, ino_t inode) {
   FolderLock lock(this);
   if (!lock.status().ok()) return;
@@ -133,7 +145,7 @@ void LocalExtentCache::DropDamaged(const std::string& name, ino_t inode) {
   if (::fstat(fd->get(), &st) != 0 || st.st_ino != inode) return;  // replaced meanwhile
   absl::StatusOr<bool> locked = Flock(fd->get(), LOCK_EX | LOCK_NB, PathOf(name));
   if (!locked.ok() || !*locked) return;
-  (void)UnlinkIfSameFile(dir_, name, fd->get());
+  (void)RemoveEntry(lock, name, fd->get());
 }
 
 absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Insert(
@@ -183,12 +195,23 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
     FolderLock lock(this);
     RETURN_IF_ERROR(lock.status());
     ASSIGN_OR_RETURN(PinResult existing, TryPin(name, key.length));
+    ASSIGN_OR_RETURN(std::optional<Totals> t, lock.ReadTotals());
     if (existing.entry == nullptr) {
-      // Absent, or damaged (replaced by this one).
+      // Absent, or damaged (replaced by this one: counted off).
+      struct stat old;
+      if (::lstat(PathOf(name).c_str(), &old) == 0 && t.has_value()) {
+        t->entry_bytes -= std::min(t->entry_bytes, static_cast<uint64_t>(old.st_size));
+      }
       if (::rename(PathOf(temp).c_str(), PathOf(name).c_str()) != 0) {
         return IoError(absl::StrCat("cannot rename to ", name), PathOf(temp), errno);
       }
       std::move(remove_temp).Cancel();
+      if (t.has_value()) t->entry_bytes += key.length;
+      struct stat st;
+      if (::fstat(fd.get(), &st) == 0) {
+        listing_[name] = cache_internal::CacheFile{name, cache_internal::CacheFileKind::kEntry,
+                                                   key.length, 0, st.st_ino};
+      }
       // Exclusive to shared: not atomic in flock, but no evictor can come
       // between while this thread holds the folder lock.
       RETURN_IF_ERROR(Flock(fd.get(), LOCK_SH, PathOf(name)).status());
@@ -196,9 +219,13 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
     reserved_ -= std::min(reserved, reserved_);
     std::move(give_back).Cancel();
     RETURN_IF_ERROR(PublishReserved());
+    if (t.has_value()) {
+      t->reserved_bytes -= std::min(t->reserved_bytes, reserved);
+      RETURN_IF_ERROR(lock.WriteTotals(*t));
+    }
     if (existing.entry != nullptr) return existing.entry;  // stored meanwhile
   }
-  Touch(fd.get());
+  Touch(fd.get(), name);
   return MapPinned(std::move(fd), name, key.length);
 }
 
@@ -206,12 +233,12 @@ absl::Status LocalExtentCache::Drop(const ExtentKey& key) {
   const std::string name = EntryFileName(key);
   FolderLock lock(this);
   RETURN_IF_ERROR(lock.status());
+  absl::StatusOr<UniqueFd> fd = OpenInFolder(dir_, name, O_RDONLY);
+  if (absl::IsNotFound(fd.status())) return absl::OkStatus();
+  if (!fd.ok()) return fd.status();
   // Readers that hold it keep their mapping (an unlinked file lives on
   // while mapped); the name, and so every later Find, is gone.
-  if (::unlink(PathOf(name).c_str()) != 0 && errno != ENOENT) {
-    return IoError("cannot remove", PathOf(name), errno);
-  }
-  return absl::OkStatus();
+  return RemoveEntry(lock, name, fd->get());
 }
 
 void LocalExtentCache::SetNextUse(const ExtentKey& key, uint64_t position) {
@@ -229,13 +256,18 @@ absl::StatusOr<LocalExtentCache::Usage> LocalExtentCache::usage() const {
   FolderLock lock(this);
   RETURN_IF_ERROR(lock.status());
   ASSIGN_OR_RETURN(FolderState state, ScanFolder());
-  Usage u;
-  u.entry_bytes = state.entry_bytes;
-  u.reserved_bytes = reserved_ + state.others_reserved;
-  return u;
+  return Usage{state.entry_bytes, reserved_ + state.others_reserved};
 }
 
-void LocalExtentCache::Touch(int fd) {
+absl::StatusOr<LocalExtentCache::Usage> LocalExtentCache::counted_usage() const {
+  FolderLock lock(this);
+  RETURN_IF_ERROR(lock.status());
+  ASSIGN_OR_RETURN(std::optional<Totals> t, lock.ReadTotals());
+  if (!t.has_value()) return absl::NotFoundError(absl::StrCat(dir_, ": no totals yet"));
+  return Usage{t->entry_bytes, t->reserved_bytes};
+}
+
+void LocalExtentCache::Touch(int fd, const std::string& name) {
   struct timespec now;
   ::clock_gettime(CLOCK_REALTIME, &now);
   int64_t ns = int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
@@ -249,6 +281,8 @@ void LocalExtentCache::Touch(int fd) {
   // Exact times need the file's owner; another user sharing the folder
   // still marks the use, at the kernel clock's coarser resolution.
   if (::futimens(fd, times) != 0) ::futimens(fd, nullptr);
+  std::lock_guard<std::mutex> lock(hints_mu_);
+  touched_[name] = ns;
 }
 
 }  // namespace shardfeed
