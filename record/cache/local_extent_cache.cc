@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
-#include <random>
 #include <cerrno>
 #include <ctime>
 #include <utility>
@@ -42,6 +41,12 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
 
 LocalExtentCache::FolderLock::FolderLock(const LocalExtentCache* cache)
     : lock_(cache->folder_mu_), path_(cache->PathOf(cache_internal::kFolderLockName)) {
+  if (::getpid() != cache->owner_pid_) {
+    status_ = absl::FailedPreconditionError(absl::StrCat(
+        cache->dir_, ": extent cache opened by process ", cache->owner_pid_,
+        " used in its forked child ", ::getpid(), "; open the cache again in the child"));
+    return;
+  }
   absl::StatusOr<UniqueFd> fd =
       OpenInFolder(cache->dir_, cache_internal::kFolderLockName, O_RDWR | O_CREAT, 0666);
   if (!fd.ok()) {
@@ -86,12 +91,7 @@ absl::Status LocalExtentCache::FolderLock::WriteTotals(const Totals& t) {
 }
 
 LocalExtentCache::LocalExtentCache(std::string dir, uint64_t limit)
-    : dir_(std::move(dir)), limit_(limit) {
-  // Temporaries are named by pid and this number: a random start keeps
-  // ranks in separate PID namespaces (containers, all pid 1) apart.
-  std::random_device random;
-  next_temp_ = (uint64_t{random()} << 32 | random()) >> 1;
-}
+    : dir_(std::move(dir)), limit_(limit), owner_pid_(::getpid()) {}
 
 absl::StatusOr<std::shared_ptr<LocalExtentCache>> LocalExtentCache::Create(std::string dir,
                                                                            uint64_t limit_bytes) {
@@ -108,7 +108,8 @@ absl::StatusOr<std::shared_ptr<LocalExtentCache>> LocalExtentCache::Create(std::
 
 LocalExtentCache::~LocalExtentCache() {
   FolderLock lock(this);
-  if (inflight_fd_.valid()) {
+  // Not in a forked child: the in-flight file is the parent's.
+  if (lock.status().ok() && inflight_fd_.valid()) {
     (void)UnlinkIfSameFile(dir_, inflight_name_, inflight_fd_.get());
   }
 }
@@ -329,6 +330,7 @@ void LocalExtentCache::Unreserve(uint64_t bytes) {
   // A destructor's path: nothing to report errors to. Totals left high
   // are safe (a listing recounts them).
   FolderLock lock(this);
+  // Unlocked (a forked child): the in-flight file is not this process's.
   if (!lock.status().ok()) return;
   bytes = std::min(bytes, reserved_);
   reserved_ -= bytes;

@@ -17,8 +17,13 @@
 //
 // Threading: thread-safe. The folder lock is a mutex plus an flock on a
 // descriptor opened for each hold (flock does not exclude threads sharing a
-// descriptor, nor a forked child that inherited it). A cache is for the
-// process that opened it: a forked child opens its own.
+// descriptor).
+//
+// fork(): a child shares the parent's descriptors, so its flocks would not
+// exclude the parent and it would write the parent's in-flight file. In a
+// child, everything that needs the folder lock (Reserve, Insert, usage)
+// fails with FAILED_PRECONDITION (open the cache again there), and
+// destroying the child's copy leaves the parent's files alone; Find works.
 #ifndef SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
 #define SHARDFEED_RECORD_CACHE_LOCAL_EXTENT_CACHE_H_
 
@@ -163,7 +168,7 @@ class LocalExtentCache : public ExtentCache {
 
   const std::string dir_;
   const uint64_t limit_;
-  std::atomic<uint64_t> next_temp_;  // starts at a random number
+  const pid_t owner_pid_;  // the process that opened it (see fork() above)
   std::atomic<int64_t> last_touch_ns_{0};
 
   // Guards the members up to hints_mu_ (and the folder, with the flock).

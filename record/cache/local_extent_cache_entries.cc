@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <ctime>
+#include <random>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
@@ -62,6 +63,13 @@ class MappedEntry : public ExtentCache::Entry {
   const void* data_;
   size_t size_;
 };
+
+// Temporaries are named by pid and a process-wide number from here: ranks in
+// separate PID namespaces (containers, often all pid 1) get apart too.
+uint64_t RandomStart() {
+  std::random_device random;
+  return (uint64_t{random()} << 32 | random()) >> 1;
+}
 
 std::string DescribeKey(const ExtentKey& key) {
   return absl::StrCat(key.object, " [", key.offset, ", +", key.length, ") etag ", key.etag);
@@ -169,7 +177,7 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
   const std::string name = EntryFileName(key);
   // The number is process-wide: two caches on one folder in one process
   // must not pick the same temporary for the same key.
-  static std::atomic<uint64_t> next_temp{0};
+  static std::atomic<uint64_t> next_temp{RandomStart()};
   const std::string temp = cache_internal::TempFileName(name, ::getpid(), next_temp++);
   UniqueFd fd;
   {
