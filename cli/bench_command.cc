@@ -16,6 +16,7 @@
 #include "record/remote/remote_files.h"
 #include "reader/loader.h"
 #include "record/json_text.h"
+#include "record/storage.h"
 
 namespace shardfeed::cli {
 namespace {
@@ -148,6 +149,8 @@ int RunBench(int argc, char** argv) {
   auto fail = [json](const absl::Status& s) { return ReportError("bench", s, json); };
   auto ds = Dataset::Open(paths, split);
   if (!ds.ok()) return fail(ds.status());
+  bool remote_shards = false;  // any shard read over HTTP (see the traffic below)
+  for (const ShardEntry& shard : ds->shards) remote_shards |= IsRemotePath(shard.path);
   for (const std::string& n : ds->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   // A batch larger than a rank's share of the dataset only allocates memory
   // for rows that never fill.
@@ -205,7 +208,10 @@ int RunBench(int argc, char** argv) {
   const double huge_mb = FileHugeMappedMb();
   const std::string verdict = Verdict(s, o);
   // Remote datasets: every request of the run (listing and indexes included).
-  const remote::RemoteTraffic traffic = remote::RemoteTrafficSoFar();
+  // Local ones do not ask: the first call starts the HTTP client (curl's and
+  // its TLS library's global initialization, ~2 M instructions at exit).
+  const remote::RemoteTraffic traffic =
+      remote_shards ? remote::RemoteTrafficSoFar() : remote::RemoteTraffic();
   const std::string path_note = (*loader)->path_note();
   const int loader_device = (*loader)->device();
   const double teardown0 = CpuAndWallNow().wall;

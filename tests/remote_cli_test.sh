@@ -68,6 +68,9 @@ check "cat --fingerprint: bucket = disk" test -n "$local_fp" -a "$local_fp" = "$
 local_b="$("$SF" bench "$TMP/plain" --epochs 1 --fingerprint --seed 3 --batch-size 32 2>/dev/null | grep -o 'fingerprint=[0-9a-f]*')"
 remote_b="$("$SF" bench s3://data/ds/ --epochs 1 --fingerprint --seed 3 --batch-size 32 2>/dev/null | grep -o 'fingerprint=[0-9a-f]*')"
 check "bench --fingerprint: bucket = disk" test -n "$local_b" -a "$local_b" = "$remote_b"
+# bench --json reports the requests of a remote run (a local run starts no HTTP client).
+check "bench --json: remote_requests for a bucket" bash -c "'$SF' bench --json --epochs 1 s3://data/ds/ 2>/dev/null | grep -q '\"remote_requests\":[1-9]'"
+check "bench --json: no remote_requests on disk" bash -c "! '$SF' bench --json --epochs 1 '$TMP/plain' 2>/dev/null | grep -q remote_requests"
 
 "$SF" convert tfrecord --input s3://data/ds/ --output "$TMP/reconv" --num-shards 2 --quiet
 check "convert tfrecord --input s3://: the same records" test "$("$SF" cat --fingerprint "$TMP/reconv" 2>/dev/null | grep -o 'records=[0-9]*')" = "$(grep -o 'records=[0-9]*' <<<"$local_fp")"
