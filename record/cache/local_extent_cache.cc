@@ -196,37 +196,27 @@ bool LocalExtentCache::ListingIsFresh() const {
          std::chrono::steady_clock::now() - *listing_time_ < kListingMaxAge;
 }
 
-std::vector<CacheFile> LocalExtentCache::EvictionOrder() const {
-  struct Candidate {
-    const CacheFile* file;
-    bool hinted;
-    uint64_t next_use;
-    int64_t last_use_ns;
-  };
-  std::vector<Candidate> candidates;
-  candidates.reserve(listing_.size());
+bool LocalExtentCache::EvictsLater(const EvictionCandidate& a, const EvictionCandidate& b) {
+  if (a.hinted != b.hinted) return !a.hinted;
+  if (a.hinted && a.next_use != b.next_use) return a.next_use < b.next_use;
+  if (!a.hinted && a.last_use_ns != b.last_use_ns) return a.last_use_ns > b.last_use_ns;
+  return a.file->name > b.file->name;
+}
+
+std::vector<LocalExtentCache::EvictionCandidate> LocalExtentCache::EvictionHeap() const {
+  std::vector<EvictionCandidate> heap;
+  heap.reserve(listing_.size());
   {
     std::lock_guard<std::mutex> lock(hints_mu_);
     for (const auto& [name, f] : listing_) {
       auto hint = next_use_.find(name);
       auto touch = touched_.find(name);
-      candidates.push_back({&f, hint != next_use_.end(),
-                            hint != next_use_.end() ? hint->second : 0,
-                            touch != touched_.end() ? touch->second : f.mtime_ns});
+      heap.push_back({&f, hint != next_use_.end(), hint != next_use_.end() ? hint->second : 0,
+                      touch != touched_.end() ? touch->second : f.mtime_ns});
     }
   }
-  // Hinted entries first, farthest next use first; then the others, least
-  // recently used first.
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.hinted != b.hinted) return a.hinted;
-    if (a.hinted && a.next_use != b.next_use) return a.next_use > b.next_use;
-    if (!a.hinted && a.last_use_ns != b.last_use_ns) return a.last_use_ns < b.last_use_ns;
-    return a.file->name < b.file->name;
-  });
-  std::vector<CacheFile> order;
-  order.reserve(candidates.size());
-  for (const Candidate& c : candidates) order.push_back(*c.file);
-  return order;
+  std::make_heap(heap.begin(), heap.end(), EvictsLater);
+  return heap;
 }
 
 absl::StatusOr<UniqueFd> LocalExtentCache::LockForEviction(const CacheFile& file) const {
@@ -245,31 +235,49 @@ absl::StatusOr<bool> LocalExtentCache::EvictFromListing(Totals& t, uint64_t n, b
                                                        uint64_t* pinned) {
   const uint64_t wanted = SaturatingAdd(t.reserved_bytes, n);
   auto fits = [&](uint64_t entry_bytes) { return SaturatingAdd(entry_bytes, wanted) <= limit_; };
+  std::vector<EvictionCandidate> heap = EvictionHeap();
+  auto next_candidate = [&heap]() -> const CacheFile* {
+    if (heap.empty()) return nullptr;
+    std::pop_heap(heap.begin(), heap.end(), EvictsLater);
+    const CacheFile* file = heap.back().file;
+    heap.pop_back();
+    return file;
+  };
   // Probe first, evict second: a request that cannot fit evicts nothing.
-  const std::vector<CacheFile> order = EvictionOrder();
   std::vector<const CacheFile*> chosen;
   uint64_t left = t.entry_bytes;
-  size_t next = 0;
-  for (; next < order.size() && !fits(left); ++next) {
-    ASSIGN_OR_RETURN(UniqueFd fd, LockForEviction(order[next]));
+  while (!fits(left)) {
+    const CacheFile* file = next_candidate();
+    if (file == nullptr) break;
+    ASSIGN_OR_RETURN(UniqueFd fd, LockForEviction(*file));
     if (!fd.valid()) continue;  // pinned (or gone)
-    chosen.push_back(&order[next]);
-    left -= std::min(left, order[next].size);
+    chosen.push_back(file);
+    left -= std::min(left, file->size);
   }
   *pinned = left;
   if (!fits(left) && must_fit) return false;
 
+  std::vector<std::string> gone;  // erased from listing_ at the end (the heap points there)
   auto evict = [&](const CacheFile& file) -> absl::Status {
     ASSIGN_OR_RETURN(UniqueFd fd, LockForEviction(file));
     if (!fd.valid()) return absl::OkStatus();  // pinned since the probe
     ASSIGN_OR_RETURN(bool removed, UnlinkIfSameFile(dir_, file.name, fd.get()));
     if (removed) t.entry_bytes -= std::min(t.entry_bytes, file.size);
-    listing_.erase(file.name);
+    gone.push_back(file.name);
     return absl::OkStatus();
   };
-  for (const CacheFile* file : chosen) RETURN_IF_ERROR(evict(*file));
+  absl::Status status;
+  for (const CacheFile* file : chosen) {
+    if (status.ok()) status = evict(*file);
+  }
   // Entries pinned between the probe and now: take the next ones instead.
-  for (; next < order.size() && !fits(t.entry_bytes); ++next) RETURN_IF_ERROR(evict(order[next]));
+  while (status.ok() && !fits(t.entry_bytes)) {
+    const CacheFile* file = next_candidate();
+    if (file == nullptr) break;
+    status = evict(*file);
+  }
+  for (const std::string& name : gone) listing_.erase(name);
+  RETURN_IF_ERROR(status);
   return fits(t.entry_bytes);
 }
 

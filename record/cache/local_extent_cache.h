@@ -144,7 +144,18 @@ class LocalExtentCache : public ExtentCache {
   // One try of MakeRoom's from listing_: whether t now fits n; *pinned is
   // what the unevictable entries hold by the probe.
   absl::StatusOr<bool> EvictFromListing(Totals& t, uint64_t n, bool must_fit, uint64_t* pinned);
-  std::vector<cache_internal::CacheFile> EvictionOrder() const;
+  struct EvictionCandidate {
+    const cache_internal::CacheFile* file;  // in listing_
+    bool hinted;
+    uint64_t next_use;
+    int64_t last_use_ns;
+  };
+  // listing_ as a heap (std::make_heap with EvictsLater): the first to evict
+  // on top. O(n) to build, O(log n) a pop: Reserve usually evicts one.
+  std::vector<EvictionCandidate> EvictionHeap() const;
+  // Hinted entries go first, farthest next use first; then the others,
+  // least recently used first.
+  static bool EvictsLater(const EvictionCandidate& a, const EvictionCandidate& b);
   // LOCK_EX|LOCK_NB on an entry: the descriptor if unpinned, else invalid.
   absl::StatusOr<cache_internal::UniqueFd> LockForEviction(
       const cache_internal::CacheFile& file) const;
