@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
+#include "cli/upload_progress.h"
 #include "converter/convert.h"
 #include "converter/task_part.h"
 #include "record/plural.h"
@@ -35,7 +36,12 @@ int RunConvert(int argc, char** argv) {
       "                     the schema inferred from all records; splits from the names\n\n"
       "The same input and flags always give byte-identical output. Shards appear\n"
       "under their final names only when all are complete; on error or Ctrl-C,\n"
-      "nothing that looks complete is left.");
+      "nothing that looks complete is left.\n\n"
+      "DIR may be a bucket: s3://BUCKET/PREFIX/ or gs://BUCKET/PREFIX/. The shards\n"
+      "are staged in a folder under $TMPDIR (removed afterwards), then uploaded\n"
+      "(multipart above SHARDFEED_UPLOAD_THRESHOLD, 32MiB; parts of\n"
+      "SHARDFEED_UPLOAD_PART_SIZE, 16MiB), manifest.json last: the dataset is\n"
+      "complete exactly when its manifest exists, and a failed upload leaves none.");
   std::string input, output, prefix, shard_size = "100MB", compression = "none",
                                      validation_from;
   int64_t num_shards = 0, seed = 0, threads = 0, level = -1, max_side = 0, quality = 90;
@@ -43,7 +49,8 @@ int RunConvert(int argc, char** argv) {
   bool no_shuffle = false, overwrite = false, strict = false, json = false, quiet = false,
        allow_small = false;
   flags.AddString("input", &input, "the dataset to convert", "IN");
-  flags.AddString("output", &output, "the output directory (created if missing)", "DIR");
+  flags.AddString("output", &output,
+                  "the output directory (created if missing), or s3:// / gs:// prefix", "DIR");
   flags.AddString("prefix", &prefix, "shard name prefix (default: the split name)", "NAME");
   flags.AddString("shard-size", &shard_size,
                   "target shard size (B, kB, MB, GB, KiB, MiB, GiB; any case)", "SIZE");
@@ -125,8 +132,11 @@ int RunConvert(int argc, char** argv) {
   o.progress = [&line](const ConvertProgress& p) {
     line.Update(p.split, p.records_done, p.records_total, p.bytes_written);
   };
+  UploadLine upload_line(output, quiet);
+  o.uploaded = upload_line.Callback();
   auto summary = Convert(o);
   line.Finish();
+  upload_line.Finish();
   if (!summary.ok()) return ReportError("convert", summary.status(), json);
   if (!quiet && o.task_count > 0) {
     const Manifest& m = summary->manifest;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <chrono>
 #include <random>
 #include <set>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/version.h"
+#include "converter/bucket_output.h"
 #include "converter/convert_internal.h"
 #include "converter/file_list.h"
 #include "converter/leftovers.h"
@@ -30,6 +32,7 @@
 #include "record/record_format.h"
 #include "record/record_writer.h"
 #include "record/shard_name.h"
+#include "record/storage.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -112,11 +115,20 @@ absl::Status ValidateConvertOptions(const ConvertOptions& o) {
                                                    " is not in [0, --task-count ", o.task_count,
                                                    ")"));
   }
-  if (o.type == "image-folder") {
+  if (IsRemotePath(o.output_dir)) {
+    if (o.task_count > 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          "--output ", o.output_dir, ": conversion tasks write their parts to a shared folder; "
+          "then `shardfeed merge DIR --output ", o.output_dir, "` uploads the dataset"));
+    }
+    if (o.type == "tfrecord") RETURN_IF_ERROR(RefuseBucketOutputInInput(o.input, o.output_dir));
+  } else if (o.type == "image-folder") {
     RETURN_IF_ERROR(RefuseNestedFolders(o.input, o.output_dir,
                                         "image-folder reads every folder below --input"));
   }
-  if (o.type == "tfrecord") RETURN_IF_ERROR(RefuseOutputInInputFolder(o.input, o.output_dir));
+  if (o.type == "tfrecord" && !IsRemotePath(o.output_dir)) {
+    RETURN_IF_ERROR(RefuseOutputInInputFolder(o.input, o.output_dir));
+  }
   if (o.max_side < 0 || (o.max_side > 0 && o.type != "image-folder") || o.quality < 1 ||
       o.quality > 100) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -238,6 +250,15 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& given) {
     return summary;
   }
 
+  // A bucket output: checked now, written into a local staging folder,
+  // uploaded at the end (converter/bucket_output.h).
+  std::optional<BucketOutput> bucket;
+  std::optional<StagingFolder> staging;
+  if (IsRemotePath(o.output_dir)) {
+    ASSIGN_OR_RETURN(bucket, BucketOutput::Prepare(o.output_dir, layout.prefixes, o.overwrite));
+    ASSIGN_OR_RETURN(staging, StagingFolder::Create());
+    o.output_dir = staging->path();
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> previous,
                    PreviousDatasetToReplace(o.output_dir, layout.prefixes, o.overwrite));
   // A folder this run creates is removed again if the run fails (rmdir: only
@@ -288,8 +309,13 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& given) {
       ::unlink(absl::StrCat(o.output_dir, "/", f).c_str());
     }
   }
-  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.output_dir, "/manifest.json"),
-                                      ManifestToJson(m)));
+  if (bucket.has_value()) {
+    RETURN_IF_ERROR(bucket->Publish(DatasetFiles(o.output_dir, m), ManifestToJson(m),
+                                    o.uploaded));
+  } else {
+    RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.output_dir, "/manifest.json"),
+                                        ManifestToJson(m)));
+  }
   created.armed = false;
   ConvertSummary summary;
   summary.manifest = std::move(m);

@@ -12,6 +12,10 @@
 //    never replaced without `overwrite`, and then only a dataset shardfeed
 //    wrote (converter/output_dir.h); temporaries that a killed run left are
 //    removed (converter/leftovers.h) and reported in the summary's warnings.
+//  - Buckets: an s3:// or gs:// output_dir is written into a local staging
+//    folder (under $TMPDIR, removed afterwards), then uploaded, shards and
+//    indexes first, the manifest last (converter/bucket_output.h); existing
+//    datasets there are refused or replaced as local ones are.
 //  - Bounded memory: a window of record chunks is in flight, not the dataset
 //    (CIFAR and MNIST sources hold their batches, ~180 MB at most).
 #ifndef SHARDFEED_CONVERTER_CONVERT_H_
@@ -83,6 +87,10 @@ struct ConvertOptions {
   std::function<bool()> cancelled = [] { return false; };
   // Called on the converting thread after each record written.
   std::function<void(const ConvertProgress&)> progress = [](const ConvertProgress&) {};
+  // With an s3:// or gs:// output_dir (staged locally, then uploaded, the
+  // manifest last: converter/bucket_output.h): called after each file is
+  // uploaded, with its size, from upload threads. May be empty.
+  std::function<void(uint64_t bytes)> uploaded;
 };
 
 struct ConvertSummary {

@@ -12,6 +12,7 @@
 #include "converter/output_dir.h"
 #include "converter/task_part.h"
 #include "record/file.h"
+#include "record/storage.h"
 #include "record/record_format.h"
 #include "record/status_macros.h"
 
@@ -30,14 +31,27 @@ absl::StatusOr<std::unique_ptr<DatasetWriter>> DatasetWriter::Create(
     return absl::InvalidArgumentError("compression must be none, zlib or gzip");
   }
   std::unique_ptr<DatasetWriter> w(new DatasetWriter(o));
-  if (o.task_count > 0) {
+  if (IsRemotePath(o.output_dir)) {
+    if (o.task_count > 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          o.output_dir, ": the tasks of a distributed job write their parts to a shared folder; "
+          "then `shardfeed merge DIR --output ", o.output_dir, "` uploads the dataset"));
+    }
+    ASSIGN_OR_RETURN(w->bucket_, BucketOutput::Prepare(o.output_dir, {o.prefix}, o.overwrite));
+    ASSIGN_OR_RETURN(w->staging_, StagingFolder::Create());
+    w->o_.output_dir = w->staging_->path();
+    w->o_.overwrite = false;
+  }
+  const DatasetWriterOptions& local = w->o_;
+  if (local.task_count > 0) {
     RETURN_IF_ERROR(BeginPart(o.output_dir, o.task_index, o.task_count));
     w->folder_ = PartFolder(o.output_dir, o.task_index, o.task_count);
   } else {
-    ASSIGN_OR_RETURN(w->previous_, PreviousDatasetToReplace(o.output_dir, {o.prefix}, o.overwrite));
-    RETURN_IF_ERROR(MakeDirs(o.output_dir));
-    RETURN_IF_ERROR(RemoveConvertLeftovers(o.output_dir, {o.prefix}).status());
-    w->folder_ = o.output_dir;
+    ASSIGN_OR_RETURN(w->previous_,
+                     PreviousDatasetToReplace(local.output_dir, {o.prefix}, local.overwrite));
+    RETURN_IF_ERROR(MakeDirs(local.output_dir));
+    RETURN_IF_ERROR(RemoveConvertLeftovers(local.output_dir, {o.prefix}).status());
+    w->folder_ = local.output_dir;
   }
   w->writer_ = std::make_unique<ShardSequenceWriter>(
       ShardSequenceOptions{w->folder_, o.prefix, o.split, o.compression, o.compression_level},
@@ -107,6 +121,10 @@ absl::StatusOr<Manifest> DatasetWriter::Close(const std::vector<FeatureSchema>& 
     if (f != "manifest.json" && !written.count(f)) {
       ::unlink(absl::StrCat(o_.output_dir, "/", f).c_str());
     }
+  }
+  if (bucket_.has_value()) {
+    RETURN_IF_ERROR(bucket_->Publish(DatasetFiles(o_.output_dir, m), ManifestToJson(m)));
+    return m;
   }
   RETURN_IF_ERROR(
       WriteFileAtomically(absl::StrCat(o_.output_dir, "/manifest.json"), ManifestToJson(m)));

@@ -11,6 +11,10 @@
 // (converter/task_part.h) instead of a manifest, and `merge` makes one
 // dataset of all tasks, numbering the shards in task order.
 //
+// An s3:// or gs:// output_dir is staged in a local folder and uploaded by
+// Close(), the manifest last (converter/bucket_output.h); tasks of a
+// distributed job write to a shared folder instead (UNIMPLEMENTED).
+//
 // Destroying a writer without Close() (an error, an exception) removes its
 // temporaries: nothing that looks complete is left. Not thread-safe.
 #ifndef SHARDFEED_CONVERTER_DATASET_WRITER_H_
@@ -18,11 +22,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "converter/bucket_output.h"
 #include "converter/shard_writer.h"
 #include "proto/manifest.pb.h"
 #include "record/compression.h"
@@ -74,6 +80,8 @@ class DatasetWriter {
   uint64_t records_ = 0;
   uint64_t bytes_ = 0;
   std::vector<std::string> previous_;  // files of a dataset this one replaces
+  std::optional<BucketOutput> bucket_;  // an s3:// or gs:// output
+  std::optional<StagingFolder> staging_;  // where its files are written first
   bool closed_ = false;
 };
 

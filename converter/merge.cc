@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "converter/bucket_output.h"
 #include "converter/convert.h"
 #include "converter/file_list.h"
 #include "converter/schema_fold.h"
@@ -221,6 +222,33 @@ absl::Status Problems(const std::string& dir, const std::vector<std::string>& pr
                                           absl::StrJoin(problems, "\n  ")));
 }
 
+void AddShard(const ShardInfo& shard, Manifest* m) {
+  *m->add_shards() = shard;
+  m->set_total_records(m->total_records() + shard.records());
+  m->set_total_bytes(m->total_bytes() + shard.bytes());
+}
+
+// The verified shards uploaded under their final names, the manifest last;
+// the parts stay where they are.
+absl::StatusOr<MergeSummary> MergeIntoBucket(const BucketOutput& bucket,
+                                             const std::vector<Move>& moves,
+                                             const MergeOptions& options,
+                                             std::chrono::steady_clock::time_point start,
+                                             MergeSummary* summary) {
+  Manifest& m = summary->manifest;
+  std::vector<BucketOutput::File> files;
+  for (const Move& mv : moves) {
+    const std::string& local = PathExists(mv.from) ? mv.from : mv.to;
+    files.push_back({local, mv.info.file()});
+    files.push_back({IndexPathFor(local), mv.info.index_file()});
+    AddShard(mv.info, &m);
+  }
+  RETURN_IF_ERROR(bucket.Publish(files, ManifestToJson(m), options.uploaded));
+  summary->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::move(*summary);
+}
+
 }  // namespace
 
 absl::StatusOr<MergeSummary> Merge(const std::string& given, const MergeOptions& options) {
@@ -277,10 +305,19 @@ absl::StatusOr<MergeSummary> Merge(const std::string& given, const MergeOptions&
   }
   ASSIGN_OR_RETURN(Compression c, ParseCompression(first.manifest().options().compression()));
   std::vector<Move> moves = PlanMoves(dir, parts, c, &m, &problems);
+  std::optional<BucketOutput> bucket;
+  if (!options.output.empty()) {
+    std::vector<std::string> prefixes;
+    for (const auto& p : parts) {
+      prefixes.insert(prefixes.end(), p->split_prefixes().begin(), p->split_prefixes().end());
+    }
+    ASSIGN_OR_RETURN(bucket, BucketOutput::Prepare(options.output, prefixes, options.overwrite));
+  }
   const int threads = options.threads > 0 ? options.threads
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   VerifyMoves(moves, threads, &problems);
   if (!problems.empty()) return Problems(dir, problems);
+  if (bucket.has_value()) return MergeIntoBucket(*bucket, moves, options, start, &summary);
 
   for (const Move& mv : moves) {
     if (PathExists(mv.from)) {
@@ -291,9 +328,7 @@ absl::StatusOr<MergeSummary> Merge(const std::string& given, const MergeOptions&
         return IoError("cannot move the shard", mv.to, errno);
       }
     }
-    *m.add_shards() = mv.info;
-    m.set_total_records(m.total_records() + mv.info.records());
-    m.set_total_bytes(m.total_bytes() + mv.info.bytes());
+    AddShard(mv.info, &m);
   }
   RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/manifest.json"), ManifestToJson(m)));
   for (size_t t = 0; t < parts.size(); ++t) {

@@ -12,10 +12,18 @@
 // final names in DIR (convert tasks: the names the single-process run
 // gives; writer parts: numbered in task order), writes DIR/manifest.json
 // last and removes DIR/_parts. A merge interrupted while moving can be run
-// again. Not thread-safe with respect to other merges of the same DIR.
+// again.
+//
+// With MergeOptions::output (s3://BUCKET/PREFIX or gs://...), the verified
+// shards are uploaded instead under their final names, with their indexes,
+// and the manifest last (converter/bucket_output.h: an existing dataset
+// there is refused without `overwrite`); DIR and its parts stay as they
+// are. Not thread-safe with respect to other merges of the same DIR.
 #ifndef SHARDFEED_CONVERTER_MERGE_H_
 #define SHARDFEED_CONVERTER_MERGE_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -25,6 +33,13 @@ namespace shardfeed {
 
 struct MergeOptions {
   int threads = 0;  // verifying shards; 0: one per core
+  // "": the dataset is made in DIR. An s3:// or gs:// prefix: it is
+  // uploaded there (see above).
+  std::string output;
+  bool overwrite = false;  // replace a dataset shardfeed wrote at `output`
+  // With `output`: called after each file uploaded, with its size, from
+  // upload threads. May be empty.
+  std::function<void(uint64_t bytes)> uploaded;
 };
 
 struct MergeSummary {

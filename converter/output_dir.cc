@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -15,6 +16,8 @@
 #include "converter/file_list.h"
 #include "reader/shard_discovery.h"
 #include "record/file.h"
+#include "record/shard_name.h"
+#include "record/storage.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -152,6 +155,23 @@ absl::Status RefuseOutputInInputFolder(const std::string& input, const std::stri
   }
   return RefuseOutputInside(folder, output,
                             "it holds the tfrecord input; the new shards would go beside it");
+}
+
+absl::Status RefuseBucketOutputInInput(const std::string& input, const std::string& output) {
+  if (!IsRemotePath(input)) return absl::OkStatus();
+  std::string folder = input.substr(0, input.find_first_of("*?["));
+  const size_t slash = folder.rfind('/');
+  const bool names_a_file = folder.size() != input.size() ||
+                            (slash != std::string::npos && folder.find('.', slash) != std::string::npos);
+  if (names_a_file && slash != std::string::npos) folder = folder.substr(0, slash);
+  folder = StripTrailingSlashes(folder);
+  const std::string out = StripTrailingSlashes(output);
+  if (out == folder || absl::StartsWith(out, folder + "/")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--output ", output, " is inside ", folder, ", which holds the tfrecord input (the next "
+        "run over it would read the new shards as input): choose an --output outside it"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RefuseNestedFolders(const std::string& input, const std::string& output,

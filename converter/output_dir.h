@@ -42,6 +42,11 @@ absl::Status RefuseNestedFolders(const std::string& input, const std::string& ou
 // input shards), and the next run over that folder would read them as input.
 absl::Status RefuseOutputInInputFolder(const std::string& input, const std::string& output);
 
+// RefuseOutputInInputFolder for a bucket output (s3://, gs://): refused
+// when `output` is the folder (key prefix) of a remote tfrecord `input` (a
+// prefix, a glob, a shard or a manifest) or inside it.
+absl::Status RefuseBucketOutputInInput(const std::string& input, const std::string& output);
+
 }  // namespace shardfeed
 
 #endif  // SHARDFEED_CONVERTER_OUTPUT_DIR_H_

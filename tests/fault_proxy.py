@@ -3,7 +3,9 @@
 dataset tests: it forwards each request to the upstream server and injects,
 as asked: first-byte latency (mean +- jitter), a bandwidth cap per
 connection, connection resets mid-body, slow trickles (stalls), and 503
-SlowDown bursts. It counts requests, bytes and the faults it injected, and
+SlowDown bursts, or 503 for every request whose request line holds a text
+(--fail-matching, e.g. "partNumber=2": an upload that fails for good
+midway). It counts requests, bytes and the faults it injected, and
 writes them as JSON to --stats after every request.
 
 Answers are streamed from the upstream as they arrive (capped); an answer
@@ -13,7 +15,7 @@ Usage: fault_proxy.py --upstream 127.0.0.1:8333 --port-file F --stats S
          [--latency-ms 30 --jitter-ms 10] [--bandwidth BYTES_PER_S]
          [--total-bandwidth BYTES_PER_S]
          [--reset-every N] [--trickle-every N] [--slowdown-every N]
-         [--slowdown-burst K] [--always-503]
+         [--slowdown-burst K] [--always-503] [--fail-matching TEXT]
 Binds 127.0.0.1 only, on a free port written to --port-file.
 """
 import argparse
@@ -147,7 +149,9 @@ async def handle(reader, writer, args):
                 delay = random.uniform(args.latency_ms - args.jitter_ms,
                                        args.latency_ms + args.jitter_ms)
                 await asyncio.sleep(max(0.0, delay) / 1000)
+            request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
             slowdown = args.always_503 or (
+                args.fail_matching and args.fail_matching in request_line) or (
                 args.slowdown_every and n % args.slowdown_every < args.slowdown_burst)
             if slowdown:
                 STATS["slowdowns"] += 1
@@ -212,6 +216,7 @@ async def main():
     p.add_argument("--slowdown-every", type=int, default=0)
     p.add_argument("--slowdown-burst", type=int, default=1)
     p.add_argument("--always-503", action="store_true")
+    p.add_argument("--fail-matching", default="")
     args = p.parse_args()
     TOTAL.rate = args.total_bandwidth
     save_stats(args.stats)

@@ -198,5 +198,13 @@ absl::Status ObjectStore::Put(const RemotePath& p, absl::string_view data) {
   return Named(HttpClient::Get().Perform(Request("PUT", UrlFor(p, ""), data)).status(), p);
 }
 
+absl::StatusOr<HttpResponse> ObjectStore::Send(const std::string& method, const RemotePath& p,
+                                               const std::string& query, absl::string_view body,
+                                               bool retry) {
+  HttpRequest r = Request(method, UrlFor(p, query), body);
+  r.retry = retry;
+  return Named(HttpClient::Get().Perform(std::move(r)), p);
+}
+
 }  // namespace remote
 }  // namespace shardfeed

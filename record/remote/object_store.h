@@ -58,6 +58,12 @@ class ObjectStore {
   absl::StatusOr<ListPage> List(const RemotePath& p, bool delimiter);
   // Uploads `data` as the object (one PUT).
   absl::Status Put(const RemotePath& p, absl::string_view data);
+  // One signed request on the object with a query (CanonicalQuery's form,
+  // e.g. "partNumber=1&uploadId=X") and a body: multipart uploads and
+  // deletes (record/remote/upload.h). `retry` false: one attempt.
+  absl::StatusOr<HttpResponse> Send(const std::string& method, const RemotePath& p,
+                                    const std::string& query, absl::string_view body,
+                                    bool retry = true);
 
   const Endpoint& endpoint() const { return endpoint_; }
 

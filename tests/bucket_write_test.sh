@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Writing datasets into a bucket (SeaweedFS on loopback, strict SigV4):
+# `convert --output s3://...` gives the same bytes as a local convert (every
+# object compared with curl, an independent client) and reads back through
+# check and the Loader (bench --fingerprint); an existing dataset is refused
+# without --overwrite and replaced with it (stale objects removed); a large
+# shard goes up in 5 MiB parts (a multipart ETag "-N"); a failure midway
+# (tests/fault_proxy.py answers 503 to every request for part 2, beyond the
+# retry budget; or to every PUT of one shard) leaves no manifest, no objects,
+# no open multipart upload and no staging folder, and names the URL and the
+# status; `merge DIR --output s3://...` uploads the tasks' dataset; no
+# secret in any output.
+set -u
+ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
+SF="$ROOT/cli/shardfeed"
+FX="$ROOT/testdata"
+PROXY="$ROOT/tests/fault_proxy.py"
+TMP="$(mktemp -d "${TEST_TMPDIR:-/tmp}/bucket_write.XXXXXX")"
+passed=0
+failed=0
+check() {
+  local name="$1"; shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
+}
+WEED="${SHARDFEED_WEED:-}"
+if [ ! -x "$WEED" ]; then
+  if [ "${SHARDFEED_REQUIRE_TF:-}" = 1 ] || [ "${CI:-}" = true ]; then
+    echo "FAIL: SeaweedFS (SHARDFEED_WEED) is required in CI"; exit 1
+  fi
+  echo "SKIP: no weed binary (SHARDFEED_WEED)"; exit 0
+fi
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { while :; do p=$(free_port); [ $((p + 10000)) -lt 65536 ] && ! (echo > /dev/tcp/127.0.0.1/$((p + 10000))) 2>/dev/null && { echo "$p"; return; }; done; }
+KEY=AKIDUPLOADTEST SECRET='upload/s3cr3t+value'
+mkdir -p "$TMP/weed" "$TMP/staging"
+echo "{\"identities\":[{\"name\":\"t\",\"credentials\":[{\"accessKey\":\"$KEY\",\"secretKey\":\"$SECRET\"}],\"actions\":[\"Admin\",\"Read\",\"Write\",\"List\"]}]}" >"$TMP/weed/s3.json"
+S3=$(port)
+"$WEED" mini -dir="$TMP/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port="$S3" -s3.config="$TMP/weed/s3.json" \
+  -bucket=data -master.port="$(port)" -volume.port="$(port)" -filer.port="$(port)" -admin.port="$(port)" \
+  -admin.ui=false -webdav=false -s3.port.iceberg=0 -s3.port.lance=0 >"$TMP/weed.log" 2>&1 &
+WEED_PID=$!
+PROXY_PID=
+trap 'kill $WEED_PID $PROXY_PID 2>/dev/null; wait $WEED_PID $PROXY_PID 2>/dev/null' EXIT
+for _ in $(seq 1 300); do (echo > "/dev/tcp/127.0.0.1/$S3") 2>/dev/null && break; sleep 0.2; done
+WEED_URL="http://127.0.0.1:$S3"
+export AWS_ENDPOINT_URL="$WEED_URL" AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true HOME="$TMP" TMPDIR="$TMP/staging"
+export SHARDFEED_HTTP_ATTEMPTS=3
+EMPTY_SHA=$(printf '' | sha256sum | cut -d' ' -f1)
+s3get() {  # s3get KEY_AND_QUERY OUT: straight to SeaweedFS with curl's signer
+  curl -sf --max-time 60 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$KEY:$SECRET" \
+    -H "x-amz-content-sha256: $EMPTY_SHA" -o "$2" "$WEED_URL/data/$1"
+}
+# The keys under prefix $1 ("c10/"); fails when the listing does.
+listing() {
+  s3get "?list-type=2&prefix=${1%/}%2F" "$TMP/list.xml" || { echo "LISTING FAILED"; return 1; }
+  grep -o '<Key>[^<]*</Key>' "$TMP/list.xml" | sed 's/<[^>]*>//g'
+}
+bucket_empty() { local l; l="$(listing "$1")" && [ -z "$l" ] || { echo "left: $l"; return 1; }; }
+# Every file of local dataset $1 equals its object under prefix $2, and the
+# prefix holds nothing else.
+same_as_local() {
+  local f n=0
+  for f in "$1"/*; do
+    s3get "$2/$(basename "$f")" "$TMP/obj" && cmp -s "$f" "$TMP/obj" || { echo "differs: $f"; return 1; }
+    n=$((n + 1))
+  done
+  local keys; keys="$(listing "$2/")" || return 1
+  [ "$(wc -l <<<"$keys")" -eq "$n" ] || { echo "the bucket holds other objects: $keys"; return 1; }
+}
+staging_empty() { [ -z "$(ls -A "$TMP/staging")" ] || { ls -la "$TMP/staging"; return 1; }; }
+
+# 1. convert into the bucket = convert on disk, byte for byte; read back.
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/c10" --shard-size 200KB --seed 7 --quiet
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output s3://data/c10/ --shard-size 200KB --seed 7 \
+  --json >"$TMP/convert.json" 2>"$TMP/convert.err"
+check "convert --output s3:// exits 0" test $? -eq 0
+check "--json summary" grep -q '"ok":true' "$TMP/convert.json"
+check "bucket = local convert (every object, manifest included)" same_as_local "$TMP/c10" c10
+check "no staging folder left" staging_empty
+"$SF" check s3://data/c10/ >"$TMP/check.out" 2>&1
+check "check s3:// finds no problem" grep -q "OK: no problems found" "$TMP/check.out"
+local_b="$("$SF" bench "$TMP/c10" --epochs 1 --fingerprint --seed 3 --batch-size 32 2>/dev/null | grep -o 'fingerprint=[0-9a-f]*')"
+remote_b="$("$SF" bench s3://data/c10/ --epochs 1 --fingerprint --seed 3 --batch-size 32 2>/dev/null | grep -o 'fingerprint=[0-9a-f]*')"
+check "Loader batches: bucket = disk" test -n "$local_b" -a "$local_b" = "$remote_b"
+
+# 2. An existing dataset: refused, then replaced with --overwrite.
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output s3://data/c10 --seed 7 --quiet 2>"$TMP/exists.out"
+check "existing dataset refused (exit 2)" test $? -eq 2
+check "the refusal says --overwrite" grep -q "already holds a dataset.*--overwrite" "$TMP/exists.out"
+check "the refused run changed nothing" same_as_local "$TMP/c10" c10
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/c10b" --shard-size 600KB --seed 8 --quiet
+"$SF" convert cifar10 --input "$FX/cifar10-bin" --output s3://data/c10 --shard-size 600KB --seed 8 \
+  --overwrite --quiet
+check "--overwrite replaces it, stale shards removed" same_as_local "$TMP/c10b" c10
+
+# 3. A shard above the threshold goes up in 5 MiB parts.
+mkdir -p "$TMP/blobs"
+for i in $(seq 1 24); do head -c 500000 /dev/urandom >"$TMP/blobs/b$i.bin"; done
+"$SF" convert files --input "$TMP/blobs/*.bin" --output "$TMP/big" --seed 1 --quiet
+SHARDFEED_UPLOAD_THRESHOLD=1MiB SHARDFEED_UPLOAD_PART_SIZE=5MiB \
+  "$SF" convert files --input "$TMP/blobs/*.bin" --output s3://data/big/ --seed 1 --quiet
+check "multipart convert exits 0" test $? -eq 0
+check "multipart: bucket = local" same_as_local "$TMP/big" big
+shard=$(basename "$(ls "$TMP"/big/*.tfrecord | head -1)")
+curl -sf --max-time 60 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$KEY:$SECRET" \
+  -H "x-amz-content-sha256: $EMPTY_SHA" -I "$WEED_URL/data/big/$shard" >"$TMP/head.txt"
+check "the 12 MB shard was uploaded in 3 parts (ETag ...-3)" grep -qi '^etag: "[0-9a-f]*-3"' "$TMP/head.txt"
+SHARDFEED_UPLOAD_PART_SIZE=1MiB "$SF" convert files --input "$TMP/blobs/*.bin" --output s3://data/x/ \
+  --quiet 2>"$TMP/badpart.out"
+check "a part size below S3's 5 MiB is refused" grep -q "SHARDFEED_UPLOAD_PART_SIZE=1MiB: between 5 MiB" "$TMP/badpart.out"
+
+# 4. Failures midway: no manifest, nothing left behind.
+start_proxy() {
+  rm -f "$TMP/proxy.port"
+  python3 "$PROXY" --upstream "127.0.0.1:$S3" --port-file "$TMP/proxy.port" --stats "$TMP/proxy.json" \
+    --fail-matching "$1" >"$TMP/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  for _ in $(seq 1 100); do [ -s "$TMP/proxy.port" ] && break; sleep 0.1; done
+  PROXY_URL="http://127.0.0.1:$(cat "$TMP/proxy.port")"
+}
+stop_proxy() { kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null; PROXY_PID=; }
+no_open_uploads() { s3get "?uploads=" "$TMP/uploads.xml" && ! grep -q "<UploadId>" "$TMP/uploads.xml"; }
+
+start_proxy "partNumber=2&"
+AWS_ENDPOINT_URL="$PROXY_URL" SHARDFEED_UPLOAD_THRESHOLD=1MiB SHARDFEED_UPLOAD_PART_SIZE=5MiB \
+  "$SF" convert files --input "$TMP/blobs/*.bin" --output s3://data/fail1/ --seed 1 \
+  --json >"$TMP/fail1.json" 2>"$TMP/fail1.err"
+code=$?
+stop_proxy
+check "a part that fails for good fails the run" test "$code" -ne 0
+check "the error names the object, the URL and HTTP 503" \
+  grep -q "s3://data/fail1/train-00000-of-00001.tfrecord: http://127.0.0.1:[0-9]*/data/fail1/train-00000-of-00001.tfrecord?<redacted>: HTTP 503 SlowDown" "$TMP/fail1.json"
+check "no upload id in the error" bash -c "! grep -qi 'uploadId=' '$TMP/fail1.json' '$TMP/fail1.err'"
+check "no manifest, no object left" bucket_empty fail1/
+check "the multipart upload was aborted" no_open_uploads
+check "no staging folder left after the failure" staging_empty
+
+start_proxy "-00001-of-00003.tfrecord "
+AWS_ENDPOINT_URL="$PROXY_URL" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output s3://data/fail2 \
+  --num-shards 3 --quiet 2>"$TMP/fail2.err"
+code=$?
+stop_proxy
+check "a shard that fails for good fails the run" test "$code" -ne 0
+check "its error names the shard and the status" grep -q "fail2/train-00001-of-00003.tfrecord.*HTTP 503" "$TMP/fail2.err"
+check "no manifest, the other shards removed" bucket_empty fail2/
+check "no staging folder left" staging_empty
+
+# 5. merge: tasks' parts on disk, the dataset uploaded.
+for t in 0 1; do
+  "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/parts" --shard-size 200KB --seed 7 \
+    --task-index $t --task-count 2 --quiet
+done
+"$SF" merge "$TMP/parts" --output s3://data/merged/ --quiet
+check "merge --output s3:// exits 0" test $? -eq 0
+check "merged in the bucket = single-process convert" same_as_local "$TMP/c10" merged
+check "the parts stay on disk" test -d "$TMP/parts/_parts"
+"$SF" merge "$TMP/parts" --output s3://data/merged/ --quiet 2>"$TMP/merge2.err"
+check "merge into an existing dataset is refused" test $? -eq 2
+
+check "no secret in any output" bash -c "! grep -rq -e '$SECRET' '$TMP'/*.out '$TMP'/*.err '$TMP'/*.json"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
