@@ -395,12 +395,15 @@ class PyWriter {
   std::unique_ptr<DatasetWriter> writer_;
 };
 
-std::string MergeJson(const std::string& dir, int threads) {
+std::string MergeJson(const std::string& dir, int threads, const std::string& upload_to,
+                      bool overwrite) {
   absl::StatusOr<MergeSummary> summary;
   {
     py::gil_scoped_release release;
     MergeOptions o;
     o.threads = threads;
+    o.output = upload_to;
+    o.overwrite = overwrite;
     summary = Merge(dir, o);
   }
   if (!summary.ok()) Fail(summary.status());

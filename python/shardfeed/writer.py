@@ -30,6 +30,14 @@ that looks complete is left. Records go out in the order given, or shuffled
 within a window of `shuffle_window` records (seeded by `seed`). The encoding
 runs in C++ and the GIL is released while records are checksummed and written.
 
+A bucket as the output (`Writer("s3://bucket/ds/")`, or gs://): the shards
+are written into a staging folder under $TMPDIR and uploaded by close(),
+the manifest last, so the dataset is complete exactly when its manifest
+exists; a failed upload raises, leaves no manifest and removes what it
+uploaded (credentials and endpoint as for reading: AWS_* variables,
+~/.aws). Tasks of a distributed job write to a shared folder instead, and
+`merge(OUTPUT, upload_to="s3://...")` uploads the merged dataset.
+
 Distributed (Spark, Ray, Beam, Slurm): give each task `task_index` and
 `task_count`; each writes `OUT/_parts/task-I-of-N/`, and one
 `shardfeed.merge(OUT)` (or `shardfeed merge OUT`) verifies every part and
@@ -104,7 +112,8 @@ def _schema_entries(schema):
 class Writer:
     """Writes records (dicts) into shards, an index per shard and a manifest.
 
-    output: the dataset folder (created if missing).
+    output: the dataset folder (created if missing), or an s3:// or gs://
+        prefix (staged locally, uploaded by close()).
     prefix: shard names PREFIX-NNNNN-of-NNNNN.tfrecord; split: the manifest's
         split name (default: the prefix).
     shard_size: target bytes per shard, e.g. "100MB" (a shard exceeds it only
@@ -195,11 +204,16 @@ def write_shards(records, output, **options):
     return w.summary
 
 
-def merge(output, *, threads=0):
+def merge(output, *, threads=0, upload_to=None, overwrite=False):
     """`shardfeed merge OUTPUT`: one dataset from the tasks' parts in OUTPUT/_parts.
 
     Verifies every part first (all tasks finished, same run, sizes, CRC32C,
     record counts); any problem raises shardfeed.DataLossError naming the
-    task, and nothing changes. Returns the summary of the merged dataset."""
+    task, and nothing changes. Returns the summary of the merged dataset.
+
+    upload_to: an s3:// or gs:// prefix: the verified dataset is uploaded
+    there (manifest last; `shardfeed merge OUTPUT --output URL`) and OUTPUT
+    stays as it is; overwrite: replace a dataset shardfeed wrote there."""
     return json.loads(_shardfeed.merge(os.fspath(output),
-                                       _args.whole("merge", "threads", threads, 0, 1024)))
+                                       _args.whole("merge", "threads", threads, 0, 1024),
+                                       upload_to or "", _args.flag("merge", "overwrite", overwrite)))
