@@ -8,8 +8,8 @@
 # (tests/fault_proxy.py answers 503 to every request for part 2, beyond the
 # retry budget; or to every PUT of one shard) leaves no manifest, no objects,
 # no open multipart upload and no staging folder, and names the URL and the
-# status; `merge DIR --output s3://...` uploads the tasks' dataset; no
-# secret in any output.
+# status; `merge DIR --output s3://...` uploads the tasks' dataset; rclone
+# serve s3 takes the same uploads; no secret in any output.
 set -u
 ROOT="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-shardfeed}"
 SF="$ROOT/cli/shardfeed"
@@ -20,31 +20,16 @@ passed=0
 failed=0
 check() {
   local name="$1"; shift
-  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); return 1; fi
 }
-WEED="${SHARDFEED_WEED:-}"
-if [ ! -x "$WEED" ]; then
-  if [ "${SHARDFEED_REQUIRE_TF:-}" = 1 ] || [ "${CI:-}" = true ]; then
-    echo "FAIL: SeaweedFS (SHARDFEED_WEED) is required in CI"; exit 1
-  fi
-  echo "SKIP: no weed binary (SHARDFEED_WEED)"; exit 0
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port() { while :; do p=$(free_port); [ $((p + 10000)) -lt 65536 ] && ! (echo > /dev/tcp/127.0.0.1/$((p + 10000))) 2>/dev/null && { echo "$p"; return; }; done; }
+source "$ROOT/tests/seaweed_mini.sh"
 KEY=AKIDUPLOADTEST SECRET='upload/s3cr3t+value'
-mkdir -p "$TMP/weed" "$TMP/staging"
-echo "{\"identities\":[{\"name\":\"t\",\"credentials\":[{\"accessKey\":\"$KEY\",\"secretKey\":\"$SECRET\"}],\"actions\":[\"Admin\",\"Read\",\"Write\",\"List\"]}]}" >"$TMP/weed/s3.json"
-S3=$(port)
-"$WEED" mini -dir="$TMP/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port="$S3" -s3.config="$TMP/weed/s3.json" \
-  -bucket=data -master.port="$(port)" -volume.port="$(port)" -filer.port="$(port)" -admin.port="$(port)" \
-  -admin.ui=false -webdav=false -s3.port.iceberg=0 -s3.port.lance=0 >"$TMP/weed.log" 2>&1 &
-WEED_PID=$!
+start_seaweed "$TMP/weed" "$KEY" "$SECRET"
 PROXY_PID=
 trap 'kill $WEED_PID $PROXY_PID 2>/dev/null; wait $WEED_PID $PROXY_PID 2>/dev/null' EXIT
-for _ in $(seq 1 300); do (echo > "/dev/tcp/127.0.0.1/$S3") 2>/dev/null && break; sleep 0.2; done
+mkdir -p "$TMP/staging"
 WEED_URL="http://127.0.0.1:$S3"
-export AWS_ENDPOINT_URL="$WEED_URL" AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true HOME="$TMP" TMPDIR="$TMP/staging"
+export HOME="$TMP" TMPDIR="$TMP/staging"
 export SHARDFEED_HTTP_ATTEMPTS=3
 EMPTY_SHA=$(printf '' | sha256sum | cut -d' ' -f1)
 s3get() {  # s3get KEY_AND_QUERY OUT: straight to SeaweedFS with curl's signer
@@ -142,7 +127,8 @@ AWS_ENDPOINT_URL="$PROXY_URL" "$SF" convert cifar10 --input "$FX/cifar10-bin" --
 code=$?
 stop_proxy
 check "a shard that fails for good fails the run" test "$code" -ne 0
-check "its error names the shard and the status" grep -q "fail2/train-00001-of-00003.tfrecord.*HTTP 503" "$TMP/fail2.err"
+check "its error names the shard and the status" grep -q "fail2/\(train\|test\)-00001-of-00003.tfrecord: .*HTTP 503" "$TMP/fail2.err" ||
+  cat "$TMP/fail2.err"
 check "no manifest, the other shards removed" bucket_empty fail2/
 check "no staging folder left" staging_empty
 
@@ -157,6 +143,31 @@ check "merged in the bucket = single-process convert" same_as_local "$TMP/c10" m
 check "the parts stay on disk" test -d "$TMP/parts/_parts"
 "$SF" merge "$TMP/parts" --output s3://data/merged/ --quiet 2>"$TMP/merge2.err"
 check "merge into an existing dataset is refused" test $? -eq 2
+
+# 6. rclone serve s3 (another S3 implementation; buckets are folders, so
+# the objects are compared as files): single PUTs and a multipart upload.
+RCLONE="${SHARDFEED_RCLONE:-}"
+if [ -x "$RCLONE" ]; then
+  mkdir -p "$TMP/rc/data"
+  RC=$(port)
+  "$RCLONE" serve s3 --config=/dev/null --addr="127.0.0.1:$RC" --auth-key="$KEY,$SECRET" "$TMP/rc" \
+    >"$TMP/rclone.log" 2>&1 &
+  RC_PID=$!
+  for _ in $(seq 1 150); do (echo > "/dev/tcp/127.0.0.1/$RC") 2>/dev/null && break; sleep 0.2; done
+  AWS_ENDPOINT_URL="http://127.0.0.1:$RC" SHARDFEED_UPLOAD_THRESHOLD=1MiB SHARDFEED_UPLOAD_PART_SIZE=5MiB \
+    "$SF" convert files --input "$TMP/blobs/*.bin" --output s3://data/big/ --seed 1 --quiet 2>"$TMP/rclone.err"
+  check "rclone: multipart convert exits 0" test $? -eq 0
+  AWS_ENDPOINT_URL="http://127.0.0.1:$RC" "$SF" convert cifar10 --input "$FX/cifar10-bin" \
+    --output s3://data/c10/ --shard-size 200KB --seed 7 --quiet 2>>"$TMP/rclone.err"
+  check "rclone: single-PUT convert exits 0" test $? -eq 0
+  kill "$RC_PID"; wait "$RC_PID" 2>/dev/null
+  check "rclone: the multipart shard = local" diff -r "$TMP/big" "$TMP/rc/data/big"
+  check "rclone: the cifar10 dataset = local" diff -r "$TMP/c10" "$TMP/rc/data/c10"
+elif [ "${SHARDFEED_REQUIRE_TF:-}" = 1 ] || [ "${CI:-}" = true ]; then
+  check "rclone (SHARDFEED_RCLONE) is required in CI" false
+else
+  echo "SKIP: rclone part (no SHARDFEED_RCLONE)"
+fi
 
 check "no secret in any output" bash -c "! grep -rq -e '$SECRET' '$TMP'/*.out '$TMP'/*.err '$TMP'/*.json"
 

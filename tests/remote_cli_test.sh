@@ -17,27 +17,11 @@ check() {
   local name="$1"; shift
   if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
 }
-WEED="${SHARDFEED_WEED:-}"
-if [ ! -x "$WEED" ]; then
-  if [ "${SHARDFEED_REQUIRE_TF:-}" = 1 ] || [ "${CI:-}" = true ]; then
-    echo "FAIL: SeaweedFS (SHARDFEED_WEED) is required in CI"; exit 1
-  fi
-  echo "SKIP: no weed binary (SHARDFEED_WEED)"; exit 0
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port() { while :; do p=$(free_port); [ $((p + 10000)) -lt 65536 ] && ! (echo > /dev/tcp/127.0.0.1/$((p + 10000))) 2>/dev/null && { echo "$p"; return; }; done; }
+source "$ROOT/tests/seaweed_mini.sh"
 KEY=AKIDCLITEST SECRET='cli/s3cr3t+value'
-mkdir -p "$TMP/weed"
-echo "{\"identities\":[{\"name\":\"t\",\"credentials\":[{\"accessKey\":\"$KEY\",\"secretKey\":\"$SECRET\"}],\"actions\":[\"Admin\",\"Read\",\"Write\",\"List\"]}]}" >"$TMP/weed/s3.json"
-S3=$(port)
-"$WEED" mini -dir="$TMP/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port="$S3" -s3.config="$TMP/weed/s3.json" \
-  -bucket=data -master.port="$(port)" -volume.port="$(port)" -filer.port="$(port)" -admin.port="$(port)" \
-  -admin.ui=false -webdav=false -s3.port.iceberg=0 -s3.port.lance=0 >"$TMP/weed.log" 2>&1 &
-WEED_PID=$!
+start_seaweed "$TMP/weed" "$KEY" "$SECRET"
 trap 'kill $WEED_PID 2>/dev/null; wait $WEED_PID 2>/dev/null' EXIT
-for _ in $(seq 1 300); do (echo > "/dev/tcp/127.0.0.1/$S3") 2>/dev/null && break; sleep 0.2; done
-export AWS_ENDPOINT_URL="http://127.0.0.1:$S3" AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true HOME="$TMP"
+export HOME="$TMP"
 put() {  # put LOCAL_FILE KEY
   local sha; sha=$(sha256sum "$1" | cut -d' ' -f1)
   curl -sf --max-time 60 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$KEY:$SECRET" \
