@@ -109,7 +109,9 @@ class ExtentCache : public std::enable_shared_from_this<ExtentCache> {
   virtual absl::Status Drop(const ExtentKey& key) = 0;
 
   // The position in this process's plan where `key` is next read
-  // (kNoNextUse: not again); eviction takes the farthest first.
+  // (kNoNextUse: not again); eviction takes the farthest first. A hint is
+  // for the entry in the folder now (give it once the entry is stored, e.g.
+  // when releasing it): it is forgotten when that entry leaves the folder.
   virtual void SetNextUse(const ExtentKey& key, uint64_t position) = 0;
 
   virtual uint64_t limit_bytes() const = 0;

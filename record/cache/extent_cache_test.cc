@@ -241,6 +241,25 @@ TEST(ExtentCacheTest, EvictsFarthestNextUseFirstThenLeastRecentlyUsed) {
   EXPECT_EQ(evicted, expected_order);
 }
 
+// A hint belongs to the entry it was given for: once that is evicted, a new
+// copy of the same extent starts unhinted (the plan hints it again when it
+// is released), so a spent "not again" does not make it the next victim.
+TEST(ExtentCacheTest, AnEvictedEntrysHintIsForgotten) {
+  auto cache = OpenCache(testing::MakeTempDir(), 300);
+  for (int i = 1; i <= 3; ++i) ASSERT_NE(Put(*cache, Key(i, 100)), nullptr);
+  cache->SetNextUse(Key(1, 100), kNoNextUse);
+  {
+    auto room = cache->Reserve(100);
+    ASSERT_TRUE(room.ok()) << room.status();
+    EXPECT_FALSE(Stored(*cache, Key(1, 100)));
+  }
+  ASSERT_NE(Put(*cache, Key(1, 100)), nullptr);  // fetched again: the newest
+  auto room = cache->Reserve(100);
+  ASSERT_TRUE(room.ok()) << room.status();
+  EXPECT_TRUE(Stored(*cache, Key(1, 100)));
+  EXPECT_FALSE(Stored(*cache, Key(2, 100)));  // the least recently used
+}
+
 TEST(ExtentCacheTest, DamagedEntryIsDroppedAsAMiss) {
   auto cache = OpenCache(testing::MakeTempDir(), 1 << 20);
   const ExtentKey shorter = Key(1, 4000);

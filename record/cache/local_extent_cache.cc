@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <optional>
-#include <cerrno>
 #include <ctime>
+#include <optional>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
@@ -185,10 +185,21 @@ absl::StatusOr<LocalExtentCache::Totals> LocalExtentCache::Rescan(FolderLock& lo
   {
     std::lock_guard<std::mutex> hints(hints_mu_);
     touched_.clear();  // the listing has the mtimes now
+    // Hints of entries no longer in the folder are spent: the plan hints an
+    // extent again when it is next released (and the map stays as small as
+    // the folder, not as the dataset).
+    absl::erase_if(next_use_, [&](const auto& hint) { return !listing_.contains(hint.first); });
   }
   const Totals t{state.entry_bytes, SaturatingAdd(reserved_, state.others_reserved)};
   RETURN_IF_ERROR(lock.WriteTotals(t));
   return t;
+}
+
+void LocalExtentCache::Forget(const std::string& name) {
+  listing_.erase(name);
+  std::lock_guard<std::mutex> lock(hints_mu_);
+  next_use_.erase(name);
+  touched_.erase(name);
 }
 
 bool LocalExtentCache::ListingIsFresh() const {
@@ -276,7 +287,7 @@ absl::StatusOr<bool> LocalExtentCache::EvictFromListing(Totals& t, uint64_t n, b
     if (file == nullptr) break;
     status = evict(*file);
   }
-  for (const std::string& name : gone) listing_.erase(name);
+  for (const std::string& name : gone) Forget(name);
   RETURN_IF_ERROR(status);
   return fits(t.entry_bytes);
 }

@@ -135,6 +135,8 @@ class LocalExtentCache : public ExtentCache {
   // ScanFolder into listing_, and the totals it counts, written.
   absl::StatusOr<Totals> Rescan(FolderLock& lock);
   bool ListingIsFresh() const;
+  // An entry removed: out of listing_, its hint and read time dropped.
+  void Forget(const std::string& name);
   // Evicts unpinned entries, in eviction order, until entries + every
   // reservation + n <= limit, and returns the totals (n not included);
   // RESOURCE_EXHAUSTED (nothing evicted) if the pinned entries leave no

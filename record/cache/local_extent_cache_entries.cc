@@ -137,7 +137,7 @@ absl::Status LocalExtentCache::RemoveEntry(FolderLock& lock, const std::string& 
   if (::fstat(fd, &st) != 0) return IoError("cannot stat", PathOf(name), errno);
   ASSIGN_OR_RETURN(bool removed, UnlinkIfSameFile(dir_, name, fd));
   if (!removed) return absl::OkStatus();
-  listing_.erase(name);
+  Forget(name);
   ASSIGN_OR_RETURN(std::optional<Totals> t, lock.ReadTotals());
   if (!t.has_value()) return absl::OkStatus();
   t->entry_bytes -= std::min(t->entry_bytes, static_cast<uint64_t>(st.st_size));
