@@ -5,7 +5,10 @@
 // A new ETag is a new key, so bytes of two versions of an object are never
 // mixed. Each entry is one file in `dir`, written under a temporary name and
 // renamed into place: no process ever sees a partial entry, and a crash
-// leaves at most a temporary file that the next Open removes.
+// leaves at most a temporary file that the next Open removes. Entries are
+// not fsync'd (the data has another copy; a power loss leaves short files,
+// which count as damaged). Files in `dir` that the cache did not name are
+// never touched.
 //
 // Bound: the bytes of all entries in the folder never exceed limit_bytes()
 // plus the bytes reserved for fetches in flight. Reserve(n) makes room
@@ -13,12 +16,15 @@
 // (SetNextUse: a position in this process's epoch plan) is farthest, then
 // entries without a hint, least recently used first. Entries pinned by a
 // live Entry handle (in any process) are never evicted; when pinned bytes +
-// n exceed the limit, Reserve fails with RESOURCE_EXHAUSTED and a message
-// that says what limit would work.
+// every process's reservations + n exceed the limit, Reserve fails with
+// RESOURCE_EXHAUSTED (evicting nothing) and a message that says what limit
+// would work.
 //
 // Sharing: processes that open the same dir coordinate with file locks
 // (flock), so ranks of one machine fetch and store each extent once and the
-// limit holds for the folder as a whole.
+// limit holds for the folder as a whole. A cache belongs to the process
+// that opened it: a forked child opens its own (there, the parent's refuses
+// with FAILED_PRECONDITION).
 //
 // Threading: every method is thread-safe. Errors: absl::Status naming the
 // file and what is wrong; a damaged entry (wrong size) is dropped and
