@@ -193,11 +193,15 @@ def main():
     p.add_argument("--jitter-ms", type=float, default=10)
     p.add_argument("--per-connection-mb", type=float, default=8)
     p.add_argument("--total-mb", type=float, default=40)
+    p.add_argument("--sf-flags", default="",
+                   help="extra flags for the shardfeed s3:// runs, e.g. '--extent-bytes 4194304'")
     p.add_argument("--only", default="", help="comma-separated contenders to run: local, "
                    "shardfeed, quasi, cache, streaming, dali")
     p.add_argument("--limit-s", type=float, default=120, help="a run still going is killed")
     p.add_argument("--baseline-limit-s", type=float, default=60,
                    help="the same for the --baseline binary's runs")
+    p.add_argument("--peer-limit-s", type=float, default=120,
+                   help="the same for Streaming's and DALI's runs")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     # SIGTERM (timeout, Ctrl-C's cousin) unwinds, so the servers are stopped.
@@ -240,6 +244,22 @@ def main():
               f"{a.per_connection_mb:g} MB/s per connection, {a.total_mb:g} MB/s in total; "
               f"proxy B: the same latency, no cap; direct: SeaweedFS without a proxy", flush=True)
 
+        def ceiling(port, streams=8):
+            """MB/s that `streams` parallel curl range GETs of 8 MB get through a
+            proxy: what it can deliver on this machine now (a Python proxy under
+            load may not reach its configured cap)."""
+            shard = os.path.join(ds, train[0])
+            size = os.path.getsize(shard)
+            n = min(streams, max(1, size // 8000000))
+            t0 = time.perf_counter()
+            procs = [subprocess.Popen(
+                ["curl", "-sf", "-o", "/dev/null", "-r", f"{i * 8000000}-{i * 8000000 + 7999999}",
+                 "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", f"{KEY}:{SECRET}",
+                 f"http://127.0.0.1:{port}/{BUCKET}/cifar/{train[0]}"]) for i in range(n)]
+            for q in procs:
+                q.wait(timeout=300)
+            return n * 8.0 / (time.perf_counter() - t0)
+
         def run(name, case, cmd, endpoint_stats, env, cap, setup=None, limit_s=None):
             limit_s = limit_s or a.limit_s
             walls, docs, reqs, wire = [], [], [], []
@@ -249,7 +269,12 @@ def main():
                 r0, b0 = proxy_counts(endpoint_stats) if endpoint_stats else (0, 0)
                 t = run_bounded(cmd, env, limit_s)
                 if t.rc is None:
-                    r1, b1 = proxy_counts(endpoint_stats) if endpoint_stats else (0, 0)
+                    if not endpoint_stats:
+                        print(f"  {name}: did not finish in {limit_s:g} s; killed", flush=True)
+                        results.append({"name": name, "case": case, "unfinished_s": limit_s,
+                                        "load1": t.load1})
+                        return None
+                    r1, b1 = proxy_counts(endpoint_stats)
                     print(f"  {name}: did not finish in {limit_s:g} s ({r1 - r0} requests, "
                           f"{(b1 - b0) / 1e6:.1f} MB on the wire so far); killed", flush=True)
                     results.append({"name": name, "case": case, "unfinished_s": limit_s,
@@ -276,16 +301,19 @@ def main():
                    "doc": docs[k], "load1": t.load1}
             if cap:
                 res["fraction_of_cap"] = res["mb_per_s"] / (cap / 1e6)
+                res["fraction_of_curl"] = res["mb_per_s"] / measured
             results.append(res)
             print(f"  {name}: {walls[k]:.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)}), "
                   f"{res['mb_per_s']:.1f} MB/s of records"
-                  + (f", {res['fraction_of_cap']:.2f}x the cap" if cap else "")
+                  + (f", {res['fraction_of_cap']:.2f}x the cap, {res['fraction_of_curl']:.2f}x "
+                     "curl's" if cap else "")
                   + f", {res['requests_per_mb']:.2f} requests/MB", flush=True)
             return res
 
         def sf_bench(binary, dataset, extra=()):
+            remote = a.sf_flags.split() if dataset.startswith("s3://") else []
             return [binary, "bench", dataset, "--split", "train", "--epochs", "1", "--seed", "1",
-                    "--json", *extra]
+                    "--json", *remote, *extra]
 
         def cache_flags(binary, d):
             """--cache-dir D (and a limit holding the dataset: global shuffle needs
@@ -296,6 +324,10 @@ def main():
                 return None
             return ["--cache-dir", d, "--cache-limit", str(4 * record_bytes + (1 << 30))]
 
+        measured = ceiling(capped_port)
+        print(f"proxy A delivers {measured:.1f} MB/s to 8 parallel curl range GETs of 8 MB "
+              f"({measured / (total / 1e6):.2f}x its cap) under load {load_average()[0]:.1f}",
+              flush=True)
         local = None
         if want("local"):
             local = run("shardfeed bench, local disk", "local", sf_bench(a.shardfeed, ds), None,
@@ -334,33 +366,37 @@ def main():
             cache = os.path.join(a.work, "streaming-cache")
             run("MosaicML Streaming, cold cache", "capped",
                 [a.venv_python, PEERS, "streaming", f"s3://{BUCKET}/mds/", cache], capped_stats,
-                env, total, setup=lambda: shutil.rmtree(cache, ignore_errors=True))
+                env, total, setup=lambda: shutil.rmtree(cache, ignore_errors=True),
+                limit_s=a.peer_limit_s)
             run("MosaicML Streaming, warm cache", "capped",
                 [a.venv_python, PEERS, "streaming", f"s3://{BUCKET}/mds/", cache], capped_stats,
-                env, total)
+                env, total, limit_s=a.peer_limit_s)
         if want("dali"):
             run("NVIDIA DALI TFRecord reader, s3:// paths (CPU)", "capped",
                 [a.venv_python, PEERS, "dali", *[f"s3://{BUCKET}/cifar/{f}" for f in train],
                  "--index", *[os.path.join(ds, f + ".index") for f in train]],
-                capped_stats, env, total)
+                capped_stats, env, total, limit_s=a.peer_limit_s)
 
     if local:
         for r in results:
             if "wall_s" in r and r is not local:
                 r["ratio_to_local"] = local["wall_s"] / r["wall_s"]
-    print("\n| reader | proxy | wall s (median of %d) | MB/s of records | x cap | x local disk "
-          "| requests per MB | wire bytes per record byte |" % a.repeats)
+    print("\n| reader | proxy | wall s (median of %d) | MB/s of records | x cap (x curl's) "
+          "| x local disk | requests per MB | wire bytes per record byte |" % a.repeats)
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         if "error" in r:
             print(f"| {r['name']} | {r['case']} | failed: {r['error'][-200:]} | | | | | |")
             continue
         if "unfinished_s" in r:
+            so_far = (f"{r['requests'] / max(r['wire_bytes'] / 1e6, 1e-9):.0f} per MB on the "
+                      f"wire ({r['requests']} requests by then)" if r.get("wire_bytes") else "")
             print(f"| {r['name']} | {r['case']} | > {r['unfinished_s']:g} (killed) | "
-                  f"< {mb / r['unfinished_s']:.1f} | | | ({r['requests']} requests by then) | |")
+                  f"< {mb / r['unfinished_s']:.1f} | | | {so_far} | |")
             continue
         print(f"| {r['name']} | {r['case']} | {r['wall_s']:.2f} | {r['mb_per_s']:.1f} | "
-              + (f"{r['fraction_of_cap']:.2f}" if "fraction_of_cap" in r else "-") + " | "
+              + (f"{r['fraction_of_cap']:.2f} ({r['fraction_of_curl']:.2f})"
+                 if "fraction_of_cap" in r else "-") + " | "
               + (f"{r['ratio_to_local']:.2f}" if "ratio_to_local" in r else "-") + " | "
               + f"{r['requests_per_mb']:.2f} | {r['wire_per_record_byte']:.2f} |")
     out = os.path.join(a.work, "remote_bench.json")
@@ -368,6 +404,7 @@ def main():
         json.dump({"machine": machine(), "records": records, "record_bytes": record_bytes,
                    "latency_ms": a.latency_ms, "jitter_ms": a.jitter_ms,
                    "per_connection_mb": a.per_connection_mb, "total_mb": a.total_mb,
+                   "curl_mb_per_s": measured,
                    "results": results}, f, indent=1)
     print(f"\n{machine_line()}\nJSON: {out}")
 
