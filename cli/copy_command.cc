@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,10 +10,14 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
+#include "converter/bucket_output.h"
 #include "reader/shard_selection.h"
 #include "record/index.h"
 #include "record/record_reader.h"
 #include "record/record_writer.h"
+#include "record/remote/upload.h"
+#include "record/file.h"
+#include "record/storage.h"
 #include "record/status_macros.h"
 
 namespace shardfeed::cli {
@@ -49,6 +54,16 @@ absl::Status CopyAll(const std::vector<std::string>& inputs, RecordWriter* write
   return absl::OkStatus();
 }
 
+// The staged copy (and its index, first) uploaded to `output`; on failure
+// the index is deleted again (the copy itself appears whole or not at all).
+absl::Status UploadCopy(const std::string& staged, const std::string& output, bool index) {
+  ASSIGN_OR_RETURN(remote::UploadOptions o, remote::UploadOptions::FromEnvironment());
+  if (index) RETURN_IF_ERROR(remote::UploadFile(IndexPathFor(staged), IndexPathFor(output), o));
+  absl::Status s = remote::UploadFile(staged, output, o);
+  if (!s.ok() && index) (void)remote::DeleteObject(IndexPathFor(output), /*retry=*/false);
+  return s;
+}
+
 }  // namespace
 
 int RunCopy(int argc, char** argv) {
@@ -59,7 +74,10 @@ int RunCopy(int argc, char** argv) {
       "way. OUT appears only when complete: a corrupt input leaves nothing behind.\n"
       "IN is named as for check and bench: a shard, a quoted glob, a folder of\n"
       "shards, a dataset folder or its manifest.json (several splits: --split,\n"
-      "'train' by default).");
+      "'train' by default).\n\n"
+      "OUT may be an object, s3://BUCKET/KEY or gs://: the file (and OUT.index) is\n"
+      "written under $TMPDIR, then uploaded (index first); an existing object is\n"
+      "replaced only with --overwrite.");
   std::string output, compression = "none", split;
   int64_t level = -1;
   bool overwrite = false, index = false;
@@ -93,11 +111,24 @@ int RunCopy(int argc, char** argv) {
   for (const std::string& n : selected->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   std::vector<std::string> inputs;
   for (const SelectedShard& s : selected->shards) inputs.push_back(s.path);
+  // A bucket output: written into a staging folder, uploaded at the end.
+  std::optional<StagingFolder> staging;
+  std::string target = output;
+  if (IsRemotePath(output)) {
+    if (!overwrite && PathExists(output)) {
+      return ReportError("copy", absl::AlreadyExistsError(absl::StrCat(
+                                     output, ": already exists (use --overwrite to replace it)")));
+    }
+    auto folder = StagingFolder::Create();
+    if (!folder.ok()) return ReportError("copy", folder.status());
+    staging = *std::move(folder);
+    target = absl::StrCat(staging->path(), "/", output.substr(output.rfind('/') + 1));
+  }
   RecordWriterOptions options;
   options.compression = *parsed;
   options.compression_level = static_cast<int>(level);
   options.overwrite = overwrite;
-  auto writer = RecordWriter::Create(output, options);
+  auto writer = RecordWriter::Create(target, options);
   if (!writer.ok()) return ReportError("copy", writer.status());
   InstallInterruptHandler();
   absl::Status s = CopyAll(inputs, writer->get());
@@ -106,7 +137,11 @@ int RunCopy(int argc, char** argv) {
   s = (*writer)->Close();
   if (!s.ok()) return ReportError("copy", s);
   if (index) {
-    s = WriteIndexFile(IndexPathFor(output), entries);
+    s = WriteIndexFile(IndexPathFor(target), entries);
+    if (!s.ok()) return ReportError("copy", s);
+  }
+  if (staging.has_value()) {
+    s = UploadCopy(target, output, index);
     if (!s.ok()) return ReportError("copy", s);
   }
   const uint64_t records = entries.size();

@@ -144,6 +144,17 @@ check "the parts stay on disk" test -d "$TMP/parts/_parts"
 "$SF" merge "$TMP/parts" --output s3://data/merged/ --quiet 2>"$TMP/merge2.err"
 check "merge into an existing dataset is refused" test $? -eq 2
 
+# 5b. copy --output s3://: one file (and its index), uploaded.
+"$SF" copy "$TMP/c10" --output "$TMP/one.tfrecord" --index --compression gzip 2>/dev/null
+"$SF" copy s3://data/merged/ --output s3://data/copies/one.tfrecord.gz --index --compression gzip 2>"$TMP/copy.err"
+check "copy --output s3:// exits 0" test $? -eq 0
+check "the copy = a local copy" bash -c "s3get() { curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user '$KEY:$SECRET' -H 'x-amz-content-sha256: $EMPTY_SHA' -o \"\$2\" '$WEED_URL/data/'\"\$1\"; }
+  s3get copies/one.tfrecord.gz '$TMP/got' && cmp '$TMP/got' '$TMP/one.tfrecord' &&
+  s3get copies/one.tfrecord.gz.index '$TMP/got.index' && cmp '$TMP/got.index' '$TMP/one.tfrecord.index'"
+"$SF" copy s3://data/merged/ --output s3://data/copies/one.tfrecord.gz 2>"$TMP/copy2.err"
+check "copy onto an existing object is refused (exit 2)" test $? -eq 2
+check "no staging folder left after copy" staging_empty
+
 # 6. rclone serve s3 (another S3 implementation; buckets are folders, so
 # the objects are compared as files): single PUTs and a multipart upload.
 RCLONE="${SHARDFEED_RCLONE:-}"
