@@ -105,6 +105,11 @@ start_proxy() {
   PROXY_URL="http://127.0.0.1:$(cat "$TMP/proxy.port")"
 }
 stop_proxy() { kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null; PROXY_PID=; }
+# The proxy failed exactly the retry budget (3 attempts of the one request)
+# and passed others through before: the upload had really started.
+failed_midway() {
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s); sys.exit(not (s["slowdowns"] == 3 and s["requests"] > 4))' "$TMP/proxy.json"
+}
 no_open_uploads() { s3get "?uploads=" "$TMP/uploads.xml" && ! grep -q "<UploadId>" "$TMP/uploads.xml"; }
 
 start_proxy "partNumber=2&"
@@ -114,6 +119,7 @@ AWS_ENDPOINT_URL="$PROXY_URL" SHARDFEED_UPLOAD_THRESHOLD=1MiB SHARDFEED_UPLOAD_P
 code=$?
 stop_proxy
 check "a part that fails for good fails the run" test "$code" -ne 0
+check "part 2 failed 3 times, after part 1 went up" failed_midway
 check "the error names the object, the URL and HTTP 503" \
   grep -q "s3://data/fail1/train-00000-of-00001.tfrecord: http://127.0.0.1:[0-9]*/data/fail1/train-00000-of-00001.tfrecord?<redacted>: HTTP 503 SlowDown" "$TMP/fail1.json"
 check "no upload id in the error" bash -c "! grep -qi 'uploadId=' '$TMP/fail1.json' '$TMP/fail1.err'"
@@ -121,13 +127,14 @@ check "no manifest, no object left" bucket_empty fail1/
 check "the multipart upload was aborted" no_open_uploads
 check "no staging folder left after the failure" staging_empty
 
-start_proxy "-00001-of-00003.tfrecord "
+start_proxy "/train-00001-of-00003.tfrecord "
 AWS_ENDPOINT_URL="$PROXY_URL" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output s3://data/fail2 \
   --num-shards 3 --quiet 2>"$TMP/fail2.err"
 code=$?
 stop_proxy
 check "a shard that fails for good fails the run" test "$code" -ne 0
-check "its error names the shard and the status" grep -q "fail2/\(train\|test\)-00001-of-00003.tfrecord: .*HTTP 503" "$TMP/fail2.err" ||
+check "that shard failed 3 times, after others went up" failed_midway
+check "its error names the shard and the status" grep -q "fail2/train-00001-of-00003.tfrecord: .*HTTP 503" "$TMP/fail2.err" ||
   cat "$TMP/fail2.err"
 check "no manifest, the other shards removed" bucket_empty fail2/
 check "no staging folder left" staging_empty
