@@ -220,10 +220,9 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
         listing_[name] = cache_internal::CacheFile{name, cache_internal::CacheFileKind::kEntry,
                                                    key.length, 0, st.st_ino};
       }
-      // Exclusive to shared: not atomic in flock, but no evictor can come
-      // between while this thread holds the folder lock.
-      RETURN_IF_ERROR(Flock(fd.get(), LOCK_SH, PathOf(name)).status());
     }
+    // The entry and the end of its reservation are counted in one write:
+    // until it, the reservation (>= the entry) still covers it.
     reserved_ -= std::min(reserved, reserved_);
     std::move(give_back).Cancel();
     RETURN_IF_ERROR(PublishReserved());
@@ -232,6 +231,9 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> LocalExtentCache::Inse
       RETURN_IF_ERROR(lock.WriteTotals(*t));
     }
     if (existing.entry != nullptr) return existing.entry;  // stored meanwhile
+    // Exclusive to shared: not atomic in flock, but no evictor can come
+    // between while this thread holds the folder lock.
+    RETURN_IF_ERROR(Flock(fd.get(), LOCK_SH, PathOf(name)).status());
   }
   Touch(fd.get(), name);
   return MapPinned(std::move(fd), name, key.length);
