@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "record/cache/cache_files.h"
+#include "record/cache/cache_test_util.h"
 #include "record/cache/extent_cache.h"
 #include "record/cache/local_extent_cache.h"
 #include "record/test_util.h"
@@ -24,22 +25,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using cache_internal::CacheFileKind;
 
-ExtentKey Key(int i) {
-  // 1 B .. 24 KiB, fixed per key.
-  return ExtentKey{absl::StrCat("gs://bucket/shard-", i), "etag-7", uint64_t(i) << 24,
-                   1 + (uint64_t(i) * 2654435761u) % (24 << 10)};
-}
+using testing::BytesOf;
+using testing::OpenCache;
 
-std::string BytesOf(const ExtentKey& key) { return testing::RandomBytes(key.length, key.offset); }
-
-std::shared_ptr<LocalExtentCache> OpenCache(const std::string& dir, uint64_t limit) {
-  absl::StatusOr<std::shared_ptr<ExtentCache>> cache = ExtentCache::Open({dir, limit});
-  if (!cache.ok()) {
-    std::fprintf(stderr, "pid %d: %s\n", ::getpid(), cache.status().ToString().c_str());
-    return nullptr;
-  }
-  return std::dynamic_pointer_cast<LocalExtentCache>(*cache);
-}
+// 1 B .. 24 KiB, fixed per key.
+ExtentKey Key(int i) { return testing::Key(i, 1 + (uint64_t(i) * 2654435761u) % (24 << 10)); }
 
 int CountFiles(const std::string& dir, CacheFileKind kind) {
   absl::StatusOr<std::vector<cache_internal::CacheFile>> files =
