@@ -48,7 +48,8 @@ absl::StatusOr<BucketOutput> BucketOutput::Prepare(const std::string& url,
 
 absl::Status BucketOutput::Publish(const std::vector<File>& files,
                                    const std::string& manifest_json,
-                                   const std::function<void(uint64_t)>& on_file) const {
+                                   const std::function<void(uint64_t)>& on_file,
+                                   const std::function<bool()>& cancelled) const {
   const std::string manifest_url = absl::StrCat(url_, "/manifest.json");
   if (!previous_.empty()) RETURN_IF_ERROR(remote::DeleteObject(manifest_url));
   std::vector<remote::UploadItem> items;
@@ -58,7 +59,9 @@ absl::Status BucketOutput::Publish(const std::vector<File>& files,
     names.insert(f.name);
   }
   std::vector<std::string> uploaded;
-  absl::Status s = remote::UploadFiles(items, options_, &uploaded, on_file);
+  remote::UploadOptions options = options_;
+  options.cancelled = cancelled;
+  absl::Status s = remote::UploadFiles(items, options, &uploaded, on_file);
   if (!s.ok()) {
     // Nothing of a dataset without a manifest is of use: take it away
     // again (one attempt each: the server may be the reason for the failure).

@@ -68,9 +68,11 @@ class BucketOutput {
 
   // Uploads `files`, then `manifest_json` as manifest.json (see the file
   // comment). `on_file` (may be empty): called after each upload with its
-  // size, from upload threads.
+  // size, from upload threads. `cancelled` (may be empty): polled before
+  // each file and part; true stops with CANCELLED, as a failure does.
   absl::Status Publish(const std::vector<File>& files, const std::string& manifest_json,
-                       const std::function<void(uint64_t bytes)>& on_file = nullptr) const;
+                       const std::function<void(uint64_t bytes)>& on_file = nullptr,
+                       const std::function<bool()>& cancelled = nullptr) const;
 
   const std::string& url() const { return url_; }
 

@@ -311,7 +311,7 @@ absl::StatusOr<ConvertSummary> Convert(const ConvertOptions& given) {
   }
   if (bucket.has_value()) {
     RETURN_IF_ERROR(bucket->Publish(DatasetFiles(o.output_dir, m), ManifestToJson(m),
-                                    o.uploaded));
+                                    o.uploaded, o.cancelled));
   } else {
     RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(o.output_dir, "/manifest.json"),
                                         ManifestToJson(m)));

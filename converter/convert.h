@@ -82,8 +82,9 @@ struct ConvertOptions {
   // (reader/decode/jpeg_encoder.h); recorded in the manifest.
   int max_side = 0;
   int quality = 90;
-  // Polled while converting (between records); returning true cancels
-  // (CANCELLED) within about one record's time.
+  // Polled while converting (between records) and uploading (between
+  // parts); returning true cancels (CANCELLED) within about one record's
+  // (one part's) time.
   std::function<bool()> cancelled = [] { return false; };
   // Called on the converting thread after each record written.
   std::function<void(const ConvertProgress&)> progress = [](const ConvertProgress&) {};

@@ -139,6 +139,31 @@ check "its error names the shard and the status" grep -q "fail2/train-00001-of-0
 check "no manifest, the other shards removed" bucket_empty fail2/
 check "no staging folder left" staging_empty
 
+# 4c. Interrupted (SIGTERM, as Ctrl-C) while the parts go up (every request
+# delayed 400 ms): stops between parts, aborts, leaves nothing behind.
+rm -f "$TMP/proxy.json"
+python3 "$PROXY" --upstream "127.0.0.1:$S3" --port-file "$TMP/proxy.port.int" --stats "$TMP/proxy.json" \
+  --latency-ms 400 >"$TMP/proxy.log" 2>&1 &
+PROXY_PID=$!
+for _ in $(seq 1 100); do [ -s "$TMP/proxy.port.int" ] && break; sleep 0.1; done
+AWS_ENDPOINT_URL="http://127.0.0.1:$(cat "$TMP/proxy.port.int")" SHARDFEED_UPLOAD_THRESHOLD=1MiB \
+  SHARDFEED_UPLOAD_PART_SIZE=5MiB "$SF" convert files --input "$TMP/blobs/*.bin" --output s3://data/int/ \
+  --quiet 2>"$TMP/int.err" &
+CPID=$!
+answered() { python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["requests"] < 3)' "$TMP/proxy.json" 2>/dev/null; }
+for _ in $(seq 1 300); do answered && break; sleep 0.1; done  # CreateMultipartUpload answered
+kill -TERM "$CPID"
+for _ in $(seq 1 300); do kill -0 "$CPID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$CPID" 2>/dev/null && { echo "convert did not stop"; kill -KILL "$CPID"; }
+wait "$CPID"
+code=$?
+stop_proxy
+check "interrupted upload: exit 2" test "$code" -eq 2
+check "interrupted upload: says interrupted" grep -q "interrupted" "$TMP/int.err"
+check "interrupted upload: no manifest, no object" bucket_empty int/
+check "interrupted upload: the multipart upload was aborted" no_open_uploads
+check "interrupted upload: no staging folder" staging_empty
+
 # 5. merge: tasks' parts on disk, the dataset uploaded.
 for t in 0 1; do
   "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "$TMP/parts" --shard-size 200KB --seed 7 \

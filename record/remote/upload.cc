@@ -110,8 +110,13 @@ absl::StatusOr<std::string> ReadPart(const LocalFile& f, const std::string& path
   return buffer;
 }
 
+absl::Status Interrupted(const UploadOptions& o) {
+  return o.cancelled && o.cancelled() ? absl::CancelledError("interrupted") : absl::OkStatus();
+}
+
 absl::Status MultipartUpload(ObjectStore& store, const RemotePath& p, const LocalFile& file,
-                             const std::string& local_path, uint64_t part_size) {
+                             const std::string& local_path, uint64_t part_size,
+                             const UploadOptions& options) {
   // Enough bytes per part to stay within kMaxParts.
   part_size = std::max(part_size, (file.size + kMaxParts - 1) / kMaxParts);
   ASSIGN_OR_RETURN(HttpResponse created, store.Send("POST", p, "uploads=", ""));
@@ -126,6 +131,7 @@ absl::Status MultipartUpload(ObjectStore& store, const RemotePath& p, const Loca
   std::string complete = "<CompleteMultipartUpload>";
   int part = 1;
   for (uint64_t offset = 0; offset < file.size; offset += part_size, ++part) {
+    RETURN_IF_ERROR(Interrupted(options));
     const size_t n = static_cast<size_t>(std::min(part_size, file.size - offset));
     ASSIGN_OR_RETURN(std::string body, ReadPart(file, local_path, offset, n));
     ASSIGN_OR_RETURN(HttpResponse sent,
@@ -190,7 +196,8 @@ absl::Status UploadFile(const std::string& local_path, const std::string& url,
   LocalFile file;
   RETURN_IF_ERROR(OpenLocal(local_path, &file));
   if (file.size > std::min(options.multipart_threshold, kMaxSinglePut)) {
-    return MultipartUpload(*store, p, file, local_path, std::max(options.part_size, kMinPartSize));
+    return MultipartUpload(*store, p, file, local_path, std::max(options.part_size, kMinPartSize),
+                           options);
   }
   ASSIGN_OR_RETURN(std::string body,
                    ReadPart(file, local_path, 0, static_cast<size_t>(file.size)));
@@ -206,7 +213,8 @@ absl::Status UploadFiles(const std::vector<UploadItem>& items, const UploadOptio
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; !failed.load() && (i = next++) < items.size();) {
-      absl::Status s = UploadFile(items[i].local_path, items[i].url, options);
+      absl::Status s = Interrupted(options);
+      if (s.ok()) s = UploadFile(items[i].local_path, items[i].url, options);
       std::lock_guard<std::mutex> lock(mu);
       if (!s.ok()) {
         if (first.ok()) first = s;

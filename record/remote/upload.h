@@ -46,6 +46,9 @@ struct UploadOptions {
   // Files uploaded at once by UploadFiles (SHARDFEED_UPLOAD_THREADS, 1..64).
   // Default: 4.
   int threads = 4;
+  // Polled before each file and each part (may be empty): returning true
+  // stops the upload with CANCELLED (a multipart upload is aborted).
+  std::function<bool()> cancelled;
 
   // The defaults with the environment's overrides; INVALID_ARGUMENT for a
   // value out of range or not a size.
