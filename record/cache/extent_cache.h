@@ -21,8 +21,11 @@
 // would work.
 //
 // Sharing: processes that open the same dir coordinate with file locks
-// (flock), so ranks of one machine fetch and store each extent once and the
-// limit holds for the folder as a whole. A cache belongs to the process
+// (flock), so ranks of one machine find what any of them stored, each key
+// is stored once and the limit holds for the folder as a whole. Two ranks
+// that miss the same extent at the same time both fetch it (the second
+// Insert returns the first's entry): nothing yet tells a rank that another
+// is fetching it. A cache belongs to the process
 // that opened it: a forked child opens its own (there, the parent's refuses
 // with FAILED_PRECONDITION).
 //
