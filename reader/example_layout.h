@@ -45,40 +45,40 @@
 namespace shardfeed {
 
 class ExampleLayout {
-public:
+ public:
   // The layout of `record`, which DecodeExampleRow decoded without error
   // under `spec` (the caller's duty); nullopt where the fast path cannot
   // reproduce the general decoder exactly (see above).
-  static std::optional<ExampleLayout>
-  Learn(absl::string_view record, const std::vector<FeatureSpec> &spec);
+  static std::optional<ExampleLayout> Learn(absl::string_view record,
+                                            const std::vector<FeatureSpec>& spec);
   // Whether any record could take the fast path under `spec` (a cheap check
   // on the spec alone, done once).
-  static bool SpecSupported(const std::vector<FeatureSpec> &spec);
+  static bool SpecSupported(const std::vector<FeatureSpec>& spec);
 
   // True: `record` has this layout and spec[i]'s row was written to
   // fixed_rows[i] for every i, exactly as DecodeExampleRow writes it. False:
   // it has another layout (or a row pointer is null) and nothing was
   // written.
-  bool DecodeInto(absl::string_view record, char *const *fixed_rows) const;
+  bool DecodeInto(absl::string_view record, char* const* fixed_rows) const;
 
   size_t holes() const { return holes_.size(); }
 
-private:
+ private:
   struct Hole {
-    uint32_t at;      // offset in the record
-    uint32_t width;   // bytes in the record
-    uint32_t feature; // spec index
-    uint32_t dest;    // byte offset in the feature's row
-    bool varint;      // a varint to int64 (else bytes copied as they are)
+    uint32_t at;       // offset in the record
+    uint32_t width;    // bytes in the record
+    uint32_t feature;  // spec index
+    uint32_t dest;     // byte offset in the feature's row
+    bool varint;       // a varint to int64 (else bytes copied as they are)
   };
   struct Literal {
     uint32_t at, size;
   };
   friend class LayoutBuilder;
 
-  std::string skeleton_; // the learned record (its holes are not compared)
-  std::vector<Literal> literals_; // the stretches between holes
-  std::vector<Hole> holes_;       // in record order
+  std::string skeleton_;           // the learned record (its holes are not compared)
+  std::vector<Literal> literals_;  // the stretches between holes
+  std::vector<Hole> holes_;        // in record order
 };
 
 // DecodeExampleRow with the fast path in front: tries the layout learned
@@ -87,27 +87,26 @@ private:
 // layouts keep alternating settles on one and falls back for the rest).
 // Errors and rows are exactly DecodeExampleRow's.
 class LayoutDecoder {
-public:
+ public:
   static constexpr int kMaxLearns = 64;
-  explicit LayoutDecoder(const std::vector<FeatureSpec> *spec)
+  explicit LayoutDecoder(const std::vector<FeatureSpec>* spec)
       : spec_(spec), supported_(ExampleLayout::SpecSupported(*spec)) {}
 
-  absl::Status Decode(absl::string_view record, char *const *fixed_rows,
-                      std::string *const *var_values,
-                      const DecodeContext &context);
+  absl::Status Decode(absl::string_view record, char* const* fixed_rows,
+                      std::string* const* var_values, const DecodeContext& context);
 
   // Records decoded by the fast path / by the general decoder (for tests).
   int64_t fast() const { return fast_; }
   int64_t general() const { return general_; }
 
-private:
-  const std::vector<FeatureSpec> *spec_;
+ private:
+  const std::vector<FeatureSpec>* spec_;
   bool supported_;
   std::optional<ExampleLayout> layout_;
   int learns_ = 0;
   int64_t fast_ = 0, general_ = 0;
 };
 
-} // namespace shardfeed
+}  // namespace shardfeed
 
-#endif // SHARDFEED_READER_EXAMPLE_LAYOUT_H_
+#endif  // SHARDFEED_READER_EXAMPLE_LAYOUT_H_
