@@ -108,11 +108,29 @@ absl::Status RefuseOutputInside(const std::string& input, const std::string& out
   return absl::OkStatus();
 }
 
+// Whether `path` exists. For a bucket, a failed request (403 without the
+// List permission, 503s beyond the retries) is an error, not "absent": the
+// refusal of an existing dataset must not be skipped because the server
+// could not be asked. NOT_FOUND (no such bucket yet) is absent.
+absl::StatusOr<bool> ExistsOrError(const std::string& path) {
+  if (!IsRemotePath(path)) return PathExists(path);
+  absl::StatusOr<PathKind> kind = StatPath(path);
+  if (absl::IsNotFound(kind.status())) return false;
+  if (!kind.ok()) {
+    return absl::Status(kind.status().code(),
+                        absl::StrCat(path, ": cannot tell whether it already holds a dataset "
+                                           "(never replaced unasked): ",
+                                     kind.status().message()));
+  }
+  return *kind != PathKind::kMissing;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
     const std::string& dir, const std::vector<std::string>& prefixes, bool overwrite) {
-  if (!PathExists(dir)) return std::vector<std::string>{};
+  ASSIGN_OR_RETURN(const bool dir_exists, ExistsOrError(dir));
+  if (!dir_exists) return std::vector<std::string>{};
   ASSIGN_OR_RETURN(std::vector<std::string> present, OutputNames(dir, prefixes));
   if (present.empty()) return present;
   const std::set<std::string> listed = ListedByShardfeedManifest(dir);
@@ -133,7 +151,8 @@ absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
   }
   std::vector<std::string> previous;
   for (const std::string& f : listed) {
-    if (PathExists(absl::StrCat(dir, "/", f))) previous.push_back(f);
+    ASSIGN_OR_RETURN(const bool exists, ExistsOrError(absl::StrCat(dir, "/", f)));
+    if (exists) previous.push_back(f);
   }
   return previous;
 }
