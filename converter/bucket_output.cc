@@ -62,22 +62,38 @@ absl::Status BucketOutput::Publish(const std::vector<File>& files,
   remote::UploadOptions options = options_;
   options.cancelled = cancelled;
   absl::Status s = remote::UploadFiles(items, options, &uploaded, on_file);
-  if (!s.ok()) {
-    // Nothing of a dataset without a manifest is of use: take it away
-    // again (one attempt each: the server may be the reason for the failure).
-    int left = 0;
-    for (const std::string& u : uploaded) left += remote::DeleteObject(u, /*retry=*/false).ok() ? 0 : 1;
-    if (left == 0) return s;
-    return absl::Status(s.code(), absl::StrCat(s.message(), " (no manifest was written; ", left,
-                                               " uploaded object(s) could not be removed)"));
+  // Interrupted after the last upload: still no manifest.
+  if (s.ok() && cancelled && cancelled()) {
+    s = absl::CancelledError("interrupted: no manifest written");
   }
   for (const std::string& f : previous_) {
+    if (!s.ok()) break;
     if (f != "manifest.json" && !names.count(f)) {
-      RETURN_IF_ERROR(remote::DeleteObject(absl::StrCat(url_, "/", f)));
+      s = remote::DeleteObject(absl::StrCat(url_, "/", f));
     }
   }
-  // Last: from now on the dataset is complete.
-  return WriteFileAtomically(manifest_url, manifest_json, /*overwrite=*/true);
+  if (s.ok()) {
+    // Last: from now on the dataset is complete.
+    s = WriteFileAtomically(manifest_url, manifest_json, /*overwrite=*/true);
+    if (s.ok()) return s;
+    // Its answer may have been lost after the object was stored: the
+    // shards are taken away only once the manifest is surely absent (a
+    // manifest never names missing shards).
+    if (!remote::DeleteObject(manifest_url, /*retry=*/false).ok()) {
+      return absl::Status(s.code(), absl::StrCat(s.message(), " (the manifest may exist: the ",
+                                                 uploaded.size(), " uploaded object(s) were left)"));
+    }
+  }
+  // Nothing of a dataset without a manifest is of use, and its objects would
+  // make the next run refuse the prefix: take them away again (one attempt
+  // each: the server may be the reason for the failure).
+  int left = 0;
+  for (const std::string& u : uploaded) {
+    left += remote::DeleteObject(u, /*retry=*/false).ok() ? 0 : 1;
+  }
+  if (left == 0) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (no manifest was written; ", left,
+                                             " uploaded object(s) could not be removed)"));
 }
 
 std::vector<BucketOutput::File> DatasetFiles(const std::string& dir, const Manifest& m) {

@@ -14,9 +14,12 @@
 // then the new files go up, then the old objects this run did not rewrite
 // are deleted, then the new manifest is written.
 //
-// A failed upload writes no manifest, deletes (one attempt each) the
-// objects this run uploaded, and returns the upload's error (the object,
-// the redacted URL and the HTTP status). Not thread-safe.
+// A failed upload (of a shard, an index or the manifest itself) leaves no
+// manifest, deletes (one attempt each) the objects this run uploaded, and
+// returns the upload's error (the object, the redacted URL and the HTTP
+// status); only a manifest whose absence cannot be confirmed keeps them.
+// A prefix that cannot be checked for a dataset (e.g. no List permission)
+// is refused. Not thread-safe.
 #ifndef SHARDFEED_CONVERTER_BUCKET_OUTPUT_H_
 #define SHARDFEED_CONVERTER_BUCKET_OUTPUT_H_
 
