@@ -127,11 +127,17 @@ check "no manifest, no object left" bucket_empty fail1/
 check "the multipart upload was aborted" no_open_uploads
 check "no staging folder left after the failure" staging_empty
 
-start_proxy "/train-00001-of-00003.tfrecord "
-AWS_ENDPOINT_URL="$PROXY_URL" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output s3://data/fail2 \
-  --num-shards 3 --quiet 2>"$TMP/fail2.err"
-code=$?
-stop_proxy
+# convert_via_proxy MATCH PREFIX NAME [FLAGS...]: cifar10 into s3://data/PREFIX
+# through a proxy that answers 503 to every request line holding MATCH;
+# stderr in $TMP/NAME.err, the exit status in $code.
+convert_via_proxy() {
+  start_proxy "$1"
+  AWS_ENDPOINT_URL="$PROXY_URL" "$SF" convert cifar10 --input "$FX/cifar10-bin" --output "s3://data/$2" \
+    "${@:4}" --quiet 2>"$TMP/$3.err"
+  code=$?
+  stop_proxy
+}
+convert_via_proxy "/train-00001-of-00003.tfrecord " fail2 fail2 --num-shards 3
 check "a shard that fails for good fails the run" test "$code" -ne 0
 check "that shard failed 3 times, after others went up" failed_midway
 check "its error names the shard and the status" grep -q "fail2/train-00001-of-00003.tfrecord: .*HTTP 503" "$TMP/fail2.err" ||
@@ -163,6 +169,24 @@ check "interrupted upload: says interrupted" grep -q "interrupted" "$TMP/int.err
 check "interrupted upload: no manifest, no object" bucket_empty int/
 check "interrupted upload: the multipart upload was aborted" no_open_uploads
 check "interrupted upload: no staging folder" staging_empty
+
+# A manifest that cannot be written: the uploaded shards are taken away
+# too (they were left, and the next run refused the prefix as holding files
+# shardfeed did not write, even with --overwrite).
+convert_via_proxy "PUT /data/fail3/manifest.json " fail3 fail3 --num-shards 2
+check "a manifest that cannot be written fails the run" test "$code" -ne 0
+check "its error names the manifest and the status" grep -q "fail3/manifest.json.*HTTP 503" "$TMP/fail3.err"
+check "no manifest, the uploaded shards removed" bucket_empty fail3/
+check "no staging folder left after the manifest failure" staging_empty
+
+# A prefix whose listing fails (a key without the List permission, 503s
+# beyond the retries) is refused: it was taken for empty, and the dataset
+# there was overwritten without --overwrite.
+convert_via_proxy "list-type=2" c10 nolist --seed 9
+check "a prefix that cannot be listed is refused" test "$code" -ne 0
+check "the refusal says why" grep -q "cannot tell whether it already holds a dataset" "$TMP/nolist.err"
+check "the dataset there is unchanged" same_as_local "$TMP/c10b" c10
+check "no staging folder left after the refusal" staging_empty
 
 # 5. merge: tasks' parts on disk, the dataset uploaded.
 for t in 0 1; do
