@@ -91,8 +91,8 @@ TEST_P(ReleaseWith, QueuedConsumerReadsFinishBeforeTheRefill) {
     }
     switch (GetParam()) {
       case How::kNoStream:
-        // No stream: the refill waits for the whole device, gates included,
-        // so this batch's reads are let go first.
+        // No stream: the legacy default stream, where these reads are
+        // queued; its fence follows the gate, so they are let go first.
         gates.back()->Open();
         b->Release();
         break;

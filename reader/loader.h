@@ -264,7 +264,11 @@ class Batch {
   // stream of the batch's device, whatever device is current on the calling
   // thread), or all of them: the slot is refilled only
   // after that work is done. With no stream (Release() or the destructor)
-  // the slot is refilled only after the whole device is idle.
+  // the consumer is taken to use the batch device's legacy default stream
+  // (stream 0): the refill waits for the work queued there, and on every
+  // blocking stream, before the release; work on a cudaStreamNonBlocking
+  // stream must be named. No release ever synchronizes the whole device (a
+  // CUDA graph capture on another stream stays valid).
   void Release();
   void Release(void* consumer_stream);
   void ReleaseAfter(const std::vector<void*>& consumer_streams);

@@ -67,8 +67,8 @@ SlotRing::~SlotRing() {
   if (ctx_ == nullptr) return;
   // Copies and kernels queued on the stream may still use slot memory, and
   // so may the consumers' work on their streams after the last release: the
-  // stream first waits for every slot's consumer fence (or the device is
-  // synchronized when a consumer gave no stream).
+  // stream first waits for every slot's consumer fence (the legacy default
+  // stream's event when a consumer named no stream).
   gpu::ScopedDevice on(ctx_->ordinal);
   for (auto& slot : slots_) (void)slot->fence.BeforeReuse(ctx_->stream.get());
   (void)cudaStreamSynchronize(ctx_->stream.get());
