@@ -2,7 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gpu/device_guard.h"
@@ -82,6 +85,23 @@ intptr_t CreateStream(int device) {
   return reinterpret_cast<intptr_t>(s);
 }
 
+// The host function HoldStream queues: sleeps, then frees its argument.
+void SleepOnStream(void* milliseconds) {
+  auto* ms = static_cast<int64_t*>(milliseconds);
+  std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
+  delete ms;
+}
+
+void HoldStream(int device, intptr_t handle, double seconds) {
+  if (!(seconds >= 0 && seconds <= 60)) throw py::value_error("seconds must be in [0, 60]");
+  gpu::ScopedDevice on(device);
+  auto* ms = new int64_t(static_cast<int64_t>(seconds * 1000));
+  const cudaError_t e =
+      cudaLaunchHostFunc(reinterpret_cast<cudaStream_t>(handle), &SleepOnStream, ms);
+  if (e != cudaSuccess) delete ms;
+  Check(e, "cudaLaunchHostFunc");
+}
+
 void DestroyStream(intptr_t handle) {
   Check(cudaStreamDestroy(reinterpret_cast<cudaStream_t>(handle)), "cudaStreamDestroy");
 }
@@ -93,6 +113,8 @@ void RegisterDlpackConsumer(py::module_& m, PyObject* error_class) {
   m.def("_copy_from_dlpack", &CopyFromDlpack, py::arg("obj"), py::arg("stream") = py::none());
   m.def("_cuda_stream_create", &CreateStream, py::arg("device"));
   m.def("_cuda_stream_destroy", &DestroyStream, py::arg("handle"));
+  m.def("_cuda_stream_hold", &HoldStream, py::arg("device"), py::arg("handle"),
+        py::arg("seconds"));
 }
 
 }  // namespace shardfeed::python

@@ -11,6 +11,10 @@
 //       queued, as a consumer that frees the capsule when done would.
 //   _shardfeed._cuda_stream_create(device) -> int (a non-blocking stream)
 //   _shardfeed._cuda_stream_destroy(handle)
+//   _shardfeed._cuda_stream_hold(device, handle, seconds)
+//       queues a host function sleeping `seconds` (0 to 60) on the stream of
+//       `device`: work queued after it, a fence included, waits that long
+//       (a consumer's long-running work)
 // Errors raise shardfeed.Error with the CUDA error's name.
 #ifndef SHARDFEED_PYTHON_DLPACK_CONSUMER_H_
 #define SHARDFEED_PYTHON_DLPACK_CONSUMER_H_

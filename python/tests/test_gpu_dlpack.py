@@ -2,15 +2,19 @@
 consumer (`_shardfeed._copy_from_dlpack`: CPU torch cannot import CUDA
 tensors): __dlpack_device__, every `stream=` a consumer may pass, capsules
 outliving their batch and loader, transforms, and copy/dl_device refused
-clearly. Needs GPU 0: python_emu_test runs it on the emulated CUDA runtime
-(gpu/emu); elsewhere it skips (fails with SHARDFEED_REQUIRE_GPU=1)."""
+clearly; the fence and teardown wiring of issue 21 defects 8 and 10. Needs
+GPU 0: python_emu_test runs it on the emulated CUDA runtime (gpu/emu);
+elsewhere it skips (fails with SHARDFEED_REQUIRE_GPU=1)."""
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
 
 import shardfeed
 from shardfeed import _shardfeed as ext
+from conftest import run_script
 
 KW = dict(split="train", batch_size=64, shuffle=False, epochs=1, prefetch=2)
 
@@ -91,3 +95,70 @@ def test_copy_and_other_devices_are_refused_clearly(cifar):
     # Where it is, and no copy asked for: fine.
     assert ext._copy_from_dlpack(t, 1) == bytes(ext._copy_from_dlpack(t, None))
     t.__dlpack__(stream=1, dl_device=(2, 0), copy=False)
+
+
+def test_a_consumer_may_destroy_its_stream_once_it_freed_the_capsule(cifar, tmp_path):
+    """Issue 21 defect 8: the consumer's stream is fenced when it frees its
+    capsule. Old code fenced every stream given to __dlpack__ when the batch
+    died, recording an event on a stream the consumer had destroyed by then
+    (the emulated runtime aborts: "cuda_emu: ... destroyed stream"). In its
+    own interpreter: an abort there is this test's failure, not the
+    session's."""
+    out, _ = cifar
+    gpu_loader(out).close()  # skips (or fails) here when there is no GPU
+    run_script(tmp_path, f"""
+import shardfeed
+from shardfeed import _shardfeed as ext
+loader = shardfeed.Loader({str(out)!r}, device=0, split="train", batch_size=64,
+                          shuffle=False, epochs=1, prefetch=2)
+assert loader.device == 0, loader.device_note
+it = iter(loader)
+b = next(it)
+s = ext._cuda_stream_create(0)
+ext._copy_from_dlpack(b["image"], s)  # imported on s, capsule freed: s is fenced now
+ext._cuda_stream_destroy(s)  # the consumer is done with its stream
+del b  # the batch dies: nothing may touch s any more
+assert sum(1 for _ in it) > 2  # its slot and the others are refilled
+loader.close()
+print("ok")
+""")
+
+
+def test_the_last_release_tearing_the_ring_down_lets_other_threads_run(cifar):
+    """Issue 21 defect 10: a closed loader's ring is torn down by the last
+    batch's last holder (here a Tensor freed by Python, as a DLPack deleter
+    or the garbage collector would), which waits for the consumer's fence.
+    Old code waited with the GIL held: every other Python thread stopped
+    until the consumer's stream was done."""
+    out, _ = cifar
+    loader = gpu_loader(out)
+    t = next(iter(loader))["image"]  # the batch itself dropped: t is its last holder
+    loader.close()  # the ring lives on in the batch
+    s = ext._cuda_stream_create(0)
+    try:
+        ext._cuda_stream_hold(0, s, 1.5)  # the consumer's stream is busy for 1.5 s ...
+        capsule = t.__dlpack__(stream=s)
+        del capsule  # ... and the batch's fence is queued behind that
+        ticks = []
+        stop = threading.Event()
+
+        def tick():
+            while not stop.is_set():
+                ticks.append(time.monotonic())
+                time.sleep(0.005)
+
+        ticker = threading.Thread(target=tick)
+        ticker.start()
+        try:
+            time.sleep(0.05)
+            before, start = len(ticks), time.monotonic()
+            del t  # the ring's teardown: waits for the fence behind the hold
+            elapsed, during = time.monotonic() - start, len(ticks) - before
+        finally:
+            stop.set()
+            ticker.join()
+    finally:
+        ext._cuda_stream_destroy(s)
+    assert elapsed > 0.5, f"the teardown took {elapsed:.3f} s: it did not wait for the stream"
+    # Unblocked, the ticker runs every ~5 ms; with the GIL held it ran ~never.
+    assert during >= 20, f"another thread ran {during} times in {elapsed:.2f} s of teardown"
