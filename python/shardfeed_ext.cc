@@ -75,8 +75,8 @@ bool IsFinalizing() {
 
 // Runs a blocking C++ call with the GIL released when the calling thread
 // holds it (a DLPack deleter run by the garbage collector, a Tensor object
-// freed by Python), so the stream syncs while the last batch of a closed
-// loader tears its ring down never stall every other Python thread. Not while the
+// freed by Python), so the syncs while the last batch of a closed loader
+// tears its ring down never stall every other Python thread. Not while the
 // interpreter finalizes.
 class GilReleasedIfHeld {
  public:
@@ -98,19 +98,20 @@ class GilReleasedIfHeld {
 // A delivered batch, shared by its Tensor objects and DLPack capsules. Its
 // slot is reused after the work each consumer queued on the stream it gave
 // to __dlpack__(stream=...), fenced when that consumer freed its capsule
-// (when its stream surely still exists, not when the batch dies); after the
-// work queued before the release on the legacy default stream (and so on
-// every blocking stream) if a device tensor was exported with no stream
-// (the DLPack standard's stream=None is the legacy default stream) or the
-// per-thread stream; at once if no device tensor was exported (nothing on
-// the device reads it).
+// (when its stream surely still exists, not when the batch dies; the
+// per-thread stream is fenced on the legacy default stream, which follows
+// it); after the device is idle if a device tensor was exported with no
+// stream (TensorFlow, JAX, NumPy: the DLPack standard reads None as the
+// legacy default stream, but TensorFlow then reads on its own non-blocking
+// stream); at once if no device tensor was exported (nothing on the device
+// reads it).
 struct HeldBatch {
   Batch batch;
   std::atomic<bool> unknown_consumer{false};
   ~HeldBatch() {
-    GilReleasedIfHeld unlocked;  // the release may tear the ring down (stream syncs)
+    GilReleasedIfHeld unlocked;  // the release may tear the ring down (syncs)
     if (unknown_consumer.load()) {
-      batch.Release();
+      batch.ReleaseAfterDeviceIdle();
     } else {
       batch.ReleaseAfter({});  // every known consumer's stream is fenced already
     }
@@ -200,14 +201,10 @@ class PyTensor {
         e = cudaStreamWaitEvent(static_cast<cudaStream_t>(DlpackStream(s)), event, 0);
         // 2 (per-thread default stream) means *this* thread's stream; the
         // capsule may be freed on another thread, where the same handle
-        // names another stream: released as an unknown consumer, on the
-        // legacy default stream (which every per-thread stream precedes).
-        if (s == 2) {
-          batch_->unknown_consumer = true;
-        } else {
-          fence = true;
-          fence_stream = DlpackStream(s);
-        }
+        // names another stream: fenced on the legacy default stream, which
+        // follows every thread's per-thread stream (a blocking stream).
+        fence = true;
+        fence_stream = DlpackStream(s == 2 ? 1 : s);
       }
       if (e != cudaSuccess) {
         Raise(absl::InternalError(absl::StrCat("waiting for the batch copy: ", cudaGetErrorString(e))));

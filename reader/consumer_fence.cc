@@ -18,11 +18,11 @@ ConsumerFence::ConsumerFence(ConsumerFence&& o) noexcept
 
 void ConsumerFence::OnRelease(const ConsumerStreams& c) {
   if (ops_ == nullptr) return;
-  // No stream named: the legacy default stream (stream 0), as CUDA and
-  // DLPack's stream=None read it. An event there, not a device synchronize:
-  // the latter is illegal while any stream of the device captures a graph.
-  static const std::vector<void*> kLegacyStream = {nullptr};
-  for (void* stream : c.known ? c.streams : kLegacyStream) {
+  if (!c.known) {
+    sync_device_ = true;
+    return;
+  }
+  for (void* stream : c.streams) {
     absl::StatusOr<int> device = ops_->StreamDevice(stream);
     if (!device.ok()) {
       sync_device_ = true;  // an invalid stream: what reads the slot is unknown

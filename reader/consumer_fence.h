@@ -4,19 +4,17 @@
 //
 // Release with the consumer's streams (any number, stream 0 included: it is
 // the legacy default stream, a real stream): an event is recorded on each,
-// and the copy stream waits for all of them before refilling. Release with
-// no stream (a Batch destroyed or released without one; Python's
-// __dlpack__() called without a stream, which the DLPack standard defines
-// as the legacy default stream) is a release on the legacy default stream
-// of the loader's device: its event also follows the work queued before it
-// on every blocking stream (the per-thread default streams included), but
-// not on cudaStreamNonBlocking streams: a consumer reading there must name
-// its stream. This is capture-safe: a device-wide synchronize is illegal
-// (and invalidates the capture) while any stream of the device captures a
-// CUDA graph (torch.cuda.graph), an event on the legacy stream is not while
-// the capturing stream is non-blocking (torch's are). Only a stream that
-// cannot be fenced (an invalid handle, an event that fails to record) makes
-// the refill wait for the whole device (must_sync_device()).
+// and the copy stream waits for all of them before refilling. A Batch
+// released or destroyed with no stream is a release on stream 0 (the
+// legacy default stream, whose event also follows the work queued before
+// it on every blocking stream, the per-thread default streams included):
+// capture-safe, unlike a device-wide synchronize, which is illegal (and
+// invalidates the capture) while any stream of the device captures a CUDA
+// graph (torch.cuda.graph). Unknown consumers (ConsumerStreams::Unknown():
+// Python's __dlpack__() with no stream, as TensorFlow calls it, reading on
+// its own non-blocking stream), or a stream that cannot be fenced (an
+// invalid handle, an event that fails to record): the refill first waits
+// for the whole device (conservative; not capture-safe).
 //
 // Threading: OnRelease and BeforeReuse are called under the ring's lock or
 // by the one thread that owns the slot; the class itself is not locked.
@@ -30,8 +28,8 @@
 
 namespace shardfeed {
 
-// The streams whose queued work reads a released batch. known = false: no
-// stream was given (the legacy default stream, see above).
+// The streams whose queued work reads a released batch. known = false: the
+// consumer's streams are unknown (work may be queued anywhere).
 struct ConsumerStreams {
   bool known = false;
   std::vector<void*> streams;  // cudaStream_t; nullptr is stream 0

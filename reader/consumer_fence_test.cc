@@ -84,16 +84,14 @@ TEST(ConsumerFence, StreamZeroIsAStream) {
   EXPECT_EQ((std::vector<std::string>{"create", "record e1 s0", "wait s100 e1"}), ops.log);
 }
 
-// No stream is the legacy default stream: an event there, never a device
-// synchronize (illegal during a CUDA graph capture on any stream of the
-// device; the old fence synchronized the device).
-TEST(ConsumerFence, NoStreamIsTheLegacyDefaultStream) {
+TEST(ConsumerFence, UnknownStreamsWaitForTheWholeDevice) {
   FakeOps ops;
   ConsumerFence f(&ops);
   f.OnRelease(ConsumerStreams::Unknown());
-  EXPECT_FALSE(f.must_sync_device());
+  EXPECT_TRUE(f.must_sync_device());
   ASSERT_TRUE(f.BeforeReuse(S(100)).ok());
-  EXPECT_EQ((std::vector<std::string>{"create", "record e1 s0", "wait s100 e1"}), ops.log);
+  EXPECT_EQ((std::vector<std::string>{"sync device"}), ops.log);
+  EXPECT_FALSE(f.must_sync_device());
 }
 
 TEST(ConsumerFence, AFailedEventRecordWaitsForTheWholeDevice) {

@@ -1,5 +1,5 @@
 // Releasing GPU batches with no stream, stream 0, one and several consumer
-// streams: the consumer's reads of a batch, still queued on its streams
+// streams, and after the device is idle (streams unknown): the consumer's reads of a batch, still queued on its streams
 // when the batch is released (held back by a gate), finish before the ring
 // refills the slot, so every copy read on a consumer stream holds its own
 // batch's records. Needs a CUDA device (skips without); consumer_release_
@@ -19,7 +19,7 @@
 namespace shardfeed {
 namespace {
 
-enum class How { kNoStream, kStream0, kOneStream, kThreeStreams };
+enum class How { kNoStream, kStream0, kOneStream, kThreeStreams, kDeviceIdle };
 
 std::string HowName(const ::testing::TestParamInfo<How>& info) {
   switch (info.param) {
@@ -31,6 +31,8 @@ std::string HowName(const ::testing::TestParamInfo<How>& info) {
       return "OneStream";
     case How::kThreeStreams:
       return "ThreeStreams";
+    case How::kDeviceIdle:
+      return "DeviceIdle";
   }
   return "?";
 }
@@ -64,7 +66,8 @@ TEST_P(ReleaseWith, QueuedConsumerReadsFinishBeforeTheRefill) {
   ASSERT_EQ(cudaSuccess, cudaSetDevice(0));
   const int n_streams = GetParam() == How::kThreeStreams ? 3 : 1;
   std::vector<cudaStream_t> streams(n_streams, nullptr);
-  if (GetParam() == How::kOneStream || GetParam() == How::kThreeStreams) {
+  const bool own_streams = GetParam() != How::kNoStream && GetParam() != How::kStream0;
+  if (own_streams) {
     for (auto& s : streams) ASSERT_EQ(cudaSuccess, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   }
   std::vector<std::unique_ptr<PinnedIds>> copies;
@@ -105,6 +108,12 @@ TEST_P(ReleaseWith, QueuedConsumerReadsFinishBeforeTheRefill) {
       case How::kThreeStreams:
         b->ReleaseAfter(std::vector<void*>(streams.begin(), streams.end()));
         break;
+      case How::kDeviceIdle:
+        // Streams unknown (a non-blocking one here): the refill waits for
+        // the whole device, gate included, so the reads are let go first.
+        gates.back()->Open();
+        b->ReleaseAfterDeviceIdle();
+        break;
     }
     if (k > 0) gates[k - 1]->Open();  // the previous batch's reads may run now
   }
@@ -117,14 +126,14 @@ TEST_P(ReleaseWith, QueuedConsumerReadsFinishBeforeTheRefill) {
     }
   }
   loader->reset();
-  if (GetParam() == How::kOneStream || GetParam() == How::kThreeStreams) {
+  if (own_streams) {
     for (cudaStream_t s : streams) EXPECT_EQ(cudaSuccess, cudaStreamDestroy(s));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu0, ReleaseWith,
                          ::testing::Values(How::kNoStream, How::kStream0, How::kOneStream,
-                                         How::kThreeStreams),
+                                         How::kThreeStreams, How::kDeviceIdle),
                          HowName);
 
 }  // namespace

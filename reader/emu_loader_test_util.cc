@@ -70,6 +70,13 @@ void ExpectEveryIdOnce(Loader* loader) {
   EXPECT_EQ(kIdRecords - 1, *seen.rbegin());
 }
 
+gpu::emu::Config ChaosConfig(uint64_t seed, int max_delay_us) {
+  gpu::emu::Config c;
+  c.chaos_seed = seed;
+  c.chaos_max_delay_us = max_delay_us;
+  return c;
+}
+
 EmuConfig::EmuConfig(const gpu::emu::Config& c) { ok_ = gpu::emu::Configure(c); }
 
 EmuConfig::~EmuConfig() {

@@ -32,6 +32,10 @@ std::vector<int64_t> HostIds(const Batch& b);
 // Reads the loader to its end: every id of the epoch exactly once.
 void ExpectEveryIdOnce(Loader* loader);
 
+// The default emulated machine with chaos delays (up to `max_delay_us`
+// before each queued operation, seeded by `seed`).
+gpu::emu::Config ChaosConfig(uint64_t seed, int max_delay_us = 200);
+
 // Reconfigures the emulated machine for one test and restores the default
 // (two 4 GiB GPUs, a CUDA 13 driver) after it; the test fails if something
 // of it (a stream, an event, memory) still lives then.

@@ -24,6 +24,7 @@ namespace {
 namespace emu = gpu::emu;
 
 using testing::CachedIdOptions;
+using testing::ChaosConfig;
 using testing::EmuConfig;
 using testing::ExpectEveryIdOnce;
 using testing::HostIds;
@@ -127,10 +128,7 @@ TEST(GpuDefects, TheBudgetCountsTheRing) {
 // stream were unordered with the table's writes (the emulator's race check
 // aborts; with chaos delays the gather read a table not yet written).
 TEST(GpuDefects, ResidentTableLoadIsOrderedBeforeTheGathers) {
-  emu::Config c;
-  c.chaos_seed = 21;
-  c.chaos_max_delay_us = 200;
-  EmuConfig config(c);
+  EmuConfig config(ChaosConfig(21));
   ASSERT_TRUE(config.ok());
   auto loader = OpenIdLoader(CachedIdOptions(0));
   ASSERT_TRUE(loader.ok()) << loader.status();

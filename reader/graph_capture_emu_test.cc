@@ -24,6 +24,7 @@ namespace {
 
 namespace emu = gpu::emu;
 using testing::CachedIdOptions;
+using testing::ChaosConfig;
 using testing::EmuConfig;
 using testing::IdOptions;
 using testing::kIdRecords;
@@ -110,10 +111,7 @@ TEST(GraphCapture, TheLoaderDuringACaptureOnTheTrainingThread) {
 // ordered after the queued reads aborts the test (the emulator's race
 // check) or delivers an id twice.
 TEST(GraphCapture, ReleaseWithNoStreamDuringACaptureOnAnotherStream) {
-  emu::Config c;
-  c.chaos_seed = 33;
-  c.chaos_max_delay_us = 200;
-  EmuConfig config(c);
+  EmuConfig config(ChaosConfig(33));
   ASSERT_TRUE(config.ok());
   int64_t* ids = nullptr;  // every id of the epoch, copied back on stream 0
   ASSERT_EQ(cudaSuccess, cudaSetDevice(0));

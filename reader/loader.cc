@@ -35,7 +35,9 @@ Batch& Batch::operator=(Batch&& o) noexcept {
 }
 Batch::~Batch() { Release(); }
 
-void Batch::Release() {
+void Batch::Release() { Release(nullptr); }  // stream 0: the legacy default stream
+
+void Batch::ReleaseAfterDeviceIdle() {
   if (lease_ != nullptr) lease_->Release(ConsumerStreams::Unknown());
   lease_.reset();
 }

@@ -264,14 +264,20 @@ class Batch {
   // stream of the batch's device, whatever device is current on the calling
   // thread), or all of them: the slot is refilled only
   // after that work is done. With no stream (Release() or the destructor)
-  // the consumer is taken to use the batch device's legacy default stream
-  // (stream 0): the refill waits for the work queued there, and on every
-  // blocking stream, before the release; work on a cudaStreamNonBlocking
-  // stream must be named. No release ever synchronizes the whole device (a
-  // CUDA graph capture on another stream stays valid).
+  // the consumer is taken to use stream 0, the batch device's legacy
+  // default stream: the refill waits for the work queued there, and on
+  // every blocking stream, before the release; work on a
+  // cudaStreamNonBlocking stream must be named. None of these synchronizes
+  // the device: a CUDA graph captured meanwhile on another stream stays
+  // valid.
   void Release();
   void Release(void* consumer_stream);
   void ReleaseAfter(const std::vector<void*>& consumer_streams);
+  // For a consumer whose streams are unknown (a framework importing a
+  // DLPack tensor with no stream named, reading on its own non-blocking
+  // stream): the slot is refilled only after the whole device is idle
+  // (cudaDeviceSynchronize: illegal while a CUDA graph is captured).
+  void ReleaseAfterDeviceIdle();
   // Records now that the work queued so far on `consumer_stream` reads this
   // batch: whenever the batch is released, its slot is refilled only after
   // that work. For a consumer that is done before the batch's last holder

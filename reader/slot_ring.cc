@@ -27,7 +27,7 @@ class SlotLease : public internal::BatchLease {
     if (consumers.known) {
       inner_.ReleaseAfter(consumers.streams);
     } else {
-      inner_.Release();
+      inner_.ReleaseAfterDeviceIdle();
     }
   }
   void Fence(const ConsumerStreams& consumers) override {
@@ -35,7 +35,7 @@ class SlotLease : public internal::BatchLease {
     ring_->Fence(slot_, consumers);
     for (void* stream : consumers.streams) inner_.FenceAfter(stream);
   }
-  ~SlotLease() override { Release(ConsumerStreams::Unknown()); }
+  ~SlotLease() override { Release(ConsumerStreams::Of({nullptr})); }  // as Batch::Release()
 
  private:
   std::shared_ptr<SlotRing> ring_;
@@ -67,8 +67,8 @@ SlotRing::~SlotRing() {
   if (ctx_ == nullptr) return;
   // Copies and kernels queued on the stream may still use slot memory, and
   // so may the consumers' work on their streams after the last release: the
-  // stream first waits for every slot's consumer fence (the legacy default
-  // stream's event when a consumer named no stream).
+  // stream first waits for every slot's consumer fence (or the device is
+  // synchronized when a consumer's streams were unknown).
   gpu::ScopedDevice on(ctx_->ordinal);
   for (auto& slot : slots_) (void)slot->fence.BeforeReuse(ctx_->stream.get());
   (void)cudaStreamSynchronize(ctx_->stream.get());

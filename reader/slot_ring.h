@@ -12,8 +12,8 @@
 // holds a lease), so batches may outlive the loader; the ring also shares
 // the DeviceContext, so Batch::cuda_stream() stays valid. The destructor
 // waits for the copy stream and every slot's consumer fence (the streams
-// the last releases named; the legacy default stream for a release naming
-// none) before freeing memory.
+// the last releases named, stream 0 for a release naming none, or the
+// whole device for unknown consumers) before freeing memory.
 //
 // Threading: `mu` guards every slot's state/seq/rows/epoch/error and the
 // slot list; a Slot* stays valid for the ring's life (growth appends).
