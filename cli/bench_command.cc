@@ -57,6 +57,8 @@ int RunBench(int argc, char** argv) {
   bool cache = false, quasi = false, streaming = false, no_mmap = false;
   std::string cache_features, transforms, decode_specs;
   int64_t cache_budget_mb = 0;
+  std::string cache_dir;
+  int64_t cache_limit = 0, extent_bytes = 0;
   flags.AddInt("batch-size", &batch, "records per batch", "N", {1, kMaxBatchSize});
   flags.AddInt("epochs", &epochs, "passes over the data (0: forever)", "N", {0});
   flags.AddInt("seed", &seed, "shuffle seed");
@@ -87,6 +89,18 @@ int RunBench(int argc, char** argv) {
                "with --cache: memory the resident table and ring may use (0: a quarter of the "
                "GPU's memory, at most half of what is free)",
                "MB", {0, int64_t{1} << 30});
+  flags.AddString("cache-dir", &cache_dir,
+                  "remote shards: the extent cache folder (default ~/.cache/shardfeed/extents, "
+                  "or $SHARDFEED_CACHE_DIR)",
+                  "DIR");
+  flags.AddInt("cache-limit", &cache_limit,
+               "remote shards: bytes the extent cache may hold (0: 10 GiB); global shuffle "
+               "needs the dataset, --quasi-shuffle a few extents",
+               "BYTES", {0});
+  flags.AddInt("extent-bytes", &extent_bytes,
+               "remote shards: bytes per fetched extent of whole records (0: 8 MiB); also "
+               "--quasi-shuffle's block",
+               "BYTES", {0});
   flags.AddString("transform", &transforms,
                   "fused image transforms, ';'-separated, e.g. "
                   "'image=chw,float16,cifar10,pad=4,flip' (layout chw|hwc; float32|float16|"
@@ -129,6 +143,9 @@ int RunBench(int argc, char** argv) {
   o.rank = static_cast<int>(rank);
   o.world_size = static_cast<int>(world);
   o.drop_remainder = drop;
+  o.remote.cache_dir = cache_dir;
+  o.remote.cache_limit = static_cast<uint64_t>(cache_limit);
+  o.remote.extent_bytes = static_cast<uint64_t>(extent_bytes);
   o.skip_corrupt = skip;
   o.cache.enabled = cache;
   o.cache.budget_bytes = cache_budget_mb * 1000000;
@@ -237,6 +254,12 @@ int RunBench(int argc, char** argv) {
       std::printf("%s", absl::StrFormat(R"(,"remote_requests":%d,"remote_retries":%d,"remote_bytes":%d)",
                                         traffic.requests, traffic.retries, traffic.bytes)
                             .c_str());
+      std::printf("%s", absl::StrFormat(
+          R"(,"requests_per_record":%.4f,"remote_bytes_per_record":%.1f,"extent_requests":%d,"extent_bytes":%d,"extent_cache_hits":%d,"requests_in_flight":%d,"first_byte_s":%.4f,"remote_mb_per_s":%.1f)",
+          traffic.requests / std::max<double>(s.records, 1),
+          traffic.bytes / std::max<double>(s.records, 1), s.remote_requests, s.remote_bytes,
+          s.extent_cache_hits, s.remote_in_flight, s.remote_first_byte_seconds,
+          s.remote_bytes_per_second / 1e6).c_str());
     }
     std::printf("}\n");
     return kExitOk;
@@ -271,6 +294,13 @@ int RunBench(int argc, char** argv) {
                 static_cast<long long>(traffic.requests), static_cast<long long>(traffic.retries),
                 traffic.bytes / 1e6, traffic.requests / per, traffic.bytes / per,
                 s.bytes > 0 ? static_cast<double>(traffic.bytes) / s.bytes : 0.0);
+    if (s.remote_requests > 0 || s.extent_cache_hits > 0) {
+      std::printf("extents      %lld fetched (%.1f MB), %lld found in the cache; %d requests in "
+                  "flight (first byte after %.1f ms, %.1f MB/s measured)\n",
+                  static_cast<long long>(s.remote_requests), s.remote_bytes / 1e6,
+                  static_cast<long long>(s.extent_cache_hits), s.remote_in_flight,
+                  s.remote_first_byte_seconds * 1e3, s.remote_bytes_per_second / 1e6);
+    }
   }
   std::printf("verdict      %s\n", verdict.c_str());
   if (fingerprint) std::printf("%s\n", fp.ToString().c_str());

@@ -243,9 +243,13 @@ class PyLoader {
            const std::vector<std::string>& cache_features, int64_t cache_budget_bytes,
            const std::map<std::string, std::string>& transforms, bool grow_ring,
            const std::string& resume, const std::string& shuffle_mode,
-           const std::map<std::string, std::string>& decode) {
+           const std::map<std::string, std::string>& decode, const std::string& cache_dir,
+           uint64_t cache_limit, uint64_t extent_bytes) {
     LoaderOptions o;
     o.decode = decode;
+    o.remote.cache_dir = cache_dir;
+    o.remote.cache_limit = cache_limit;
+    o.remote.extent_bytes = extent_bytes;
     if (!resume.empty()) {
       auto state = LoaderState::Parse(resume);
       if (!state.ok()) Raise(state.status());
@@ -368,6 +372,17 @@ class PyLoader {
     d["copy_seconds"] = s.copy_seconds;
     d["wait_seconds"] = s.wait_seconds;
     d["cache_bytes"] = s.cache_bytes;
+    // Remote datasets: requests and bytes per record read (amplification).
+    d["remote_requests"] = s.remote_requests;
+    d["remote_bytes"] = s.remote_bytes;
+    d["extent_cache_hits"] = s.extent_cache_hits;
+    d["remote_requests_in_flight"] = s.remote_in_flight;
+    d["remote_first_byte_seconds"] = s.remote_first_byte_seconds;
+    d["remote_bytes_per_second"] = s.remote_bytes_per_second;
+    d["requests_per_record"] =
+        s.records > 0 ? static_cast<double>(s.remote_requests) / s.records : 0.0;
+    d["remote_bytes_per_record"] =
+        s.records > 0 ? static_cast<double>(s.remote_bytes) / s.records : 0.0;
     return d;
   }
 
@@ -514,7 +529,8 @@ PYBIND11_MODULE(_shardfeed, m) {
                     int64_t, bool, uint64_t, int64_t, int64_t, bool, int, int, int, int, int, int,
                     bool, bool, const std::vector<std::string>&, int64_t,
                     const std::map<std::string, std::string>&, bool, const std::string&,
-                    const std::string&, const std::map<std::string, std::string>&>())
+                    const std::string&, const std::map<std::string, std::string>&,
+                    const std::string&, uint64_t, uint64_t>())
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::Close)
       .def("stats", &PyLoader::Stats)

@@ -281,10 +281,14 @@ absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
     // near 2^64): reads stop at the file's end, and the records past it are
     // reported truncated by Fill (skipped under skip_corrupt).
     const uint64_t file_size = file->size();
+    // Remote shards are read from cached extents (no request per read):
+    // reading through a gap would only pull in extents the batch does not
+    // need.
+    const uint64_t max_gap = file->local_path().empty() ? 0 : kMaxGap;
     const uint64_t begin = std::min(pending_[i].offset, file_size);
     uint64_t end = EndWithin(pending_[i], file_size);
     while (j < pending_.size() && pending_[j].shard == pending_[i].shard &&
-           pending_[j].offset >= end && pending_[j].offset - end <= kMaxGap &&
+           pending_[j].offset >= end && pending_[j].offset - end <= max_gap &&
            EndWithin(pending_[j], file_size) - begin <= kMaxRun) {
       end = EndWithin(pending_[j], file_size);
       ++j;

@@ -58,6 +58,15 @@ class ShardFiles {
   bool mapped() const { return !maps_.empty(); }
   // The shard's bytes; valid after Map().
   absl::string_view bytes(size_t shard) const { return maps_[shard]; }
+  // The shard's remote source (null: a local file); not thread-safe with
+  // UseSource.
+  std::shared_ptr<RandomAccessSource> remote(size_t shard) const { return remote_[shard]; }
+  size_t shards() const { return remote_.size(); }
+  // Serves remote shard `shard` through `source` from now on (the planned
+  // loader's extent sources, reader/extent_source.h). Before any reader.
+  void UseSource(size_t shard, std::shared_ptr<RandomAccessSource> source) {
+    remote_[shard] = std::move(source);
+  }
 
  private:
   std::vector<std::string> paths_;

@@ -53,14 +53,41 @@ int64_t IndexShuffle::operator()(int64_t i) const {
 }
 
 EpochOrder::EpochOrder(ShuffleMode mode, uint64_t seed, int64_t epoch,
-                       const std::vector<int64_t>& shard_records, int64_t window)
+                       const std::vector<int64_t>& shard_records, int64_t window,
+                       const std::vector<int64_t>* extents)
     : mode_(mode), shuffle_(EpochKey(seed, epoch), 1) {
   for (int64_t r : shard_records) n_ += r;
   const uint64_t key = EpochKey(seed, epoch);
   if (mode_ == ShuffleMode::kGlobal) shuffle_ = IndexShuffle(key, std::max<int64_t>(1, n_));
   if (mode_ != ShuffleMode::kQuasi) return;
-  // Shuffled shards, shuffled blocks within each, records shuffled within
-  // windows of `window` records.
+  if (extents != nullptr) {
+    PermuteBlocks(*extents, key);
+  } else {
+    ShuffleShardBlocks(shard_records, key);
+  }
+  window = std::max<int64_t>(1, window);
+  for (int64_t lo = 0; lo < n_; lo += window) {
+    const int64_t len = std::min(window, n_ - lo);
+    std::vector<int64_t> part(table_.begin() + lo, table_.begin() + lo + len);
+    IndexShuffle in_window(key ^ SplitMix64(lo), len);
+    for (int64_t i = 0; i < len; ++i) table_[lo + i] = part[in_window(i)];
+  }
+}
+
+void EpochOrder::PermuteBlocks(const std::vector<int64_t>& block_records, uint64_t key) {
+  std::vector<int64_t> start(block_records.size(), 0);
+  for (size_t b = 1; b < start.size(); ++b) start[b] = start[b - 1] + block_records[b - 1];
+  std::vector<size_t> blocks(block_records.size());
+  for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = b;
+  Shuffle(&blocks, key);
+  table_.reserve(n_);
+  for (size_t b : blocks) {
+    for (int64_t i = 0; i < block_records[b]; ++i) table_.push_back(start[b] + i);
+  }
+}
+
+void EpochOrder::ShuffleShardBlocks(const std::vector<int64_t>& shard_records, uint64_t key) {
+  // Shuffled shards, shuffled blocks within each.
   std::vector<int64_t> start(shard_records.size(), 0);
   for (size_t s = 1; s < start.size(); ++s) start[s] = start[s - 1] + shard_records[s - 1];
   std::vector<size_t> shards(shard_records.size());
@@ -75,13 +102,6 @@ EpochOrder::EpochOrder(ShuffleMode mode, uint64_t seed, int64_t epoch,
       const int64_t lo = b * kQuasiBlock, hi = std::min(shard_records[s], lo + kQuasiBlock);
       for (int64_t i = lo; i < hi; ++i) table_.push_back(start[s] + i);
     }
-  }
-  window = std::max<int64_t>(1, window);
-  for (int64_t lo = 0; lo < n_; lo += window) {
-    const int64_t len = std::min(window, n_ - lo);
-    std::vector<int64_t> part(table_.begin() + lo, table_.begin() + lo + len);
-    IndexShuffle in_window(key ^ SplitMix64(lo), len);
-    for (int64_t i = 0; i < len; ++i) table_[lo + i] = part[in_window(i)];
   }
 }
 

@@ -48,13 +48,24 @@ class IndexShuffle {
 // The order of one epoch over `n` records in shards of `shard_records`.
 class EpochOrder {
  public:
-  // window: kQuasi's shuffle window (records).
+  // window: kQuasi's shuffle window (records). kQuasi without `extents`:
+  // shuffled shards, shuffled blocks of 64 records within each, records
+  // shuffled within windows. With `extents` (records per extent, in dataset
+  // order: reader/extent_table.h, the planned path): the extents in one
+  // seeded permutation of the whole dataset, records shuffled within windows
+  // of `window` records, so each extent is read within about two windows
+  // (fetched about once per epoch from a bucket).
   EpochOrder(ShuffleMode mode, uint64_t seed, int64_t epoch,
-             const std::vector<int64_t>& shard_records, int64_t window);
+             const std::vector<int64_t>& shard_records, int64_t window,
+             const std::vector<int64_t>* extents = nullptr);
   int64_t size() const { return n_; }
   int64_t RecordAt(int64_t position) const;
 
  private:
+  // kQuasi's table before the windows are shuffled.
+  void PermuteBlocks(const std::vector<int64_t>& block_records, uint64_t key);
+  void ShuffleShardBlocks(const std::vector<int64_t>& shard_records, uint64_t key);
+
   ShuffleMode mode_;
   int64_t n_ = 0;
   IndexShuffle shuffle_;

@@ -95,6 +95,34 @@ struct CacheOptions {
   int64_t budget_bytes = 0;
 };
 
+// Remote datasets (s3://, gs://, https://) on the planned path: each shard
+// is cut, from its index, into extents of whole records (extent_bytes); a
+// prefetcher walks the epoch plan ahead and fetches extents in order of
+// first use into a bounded local cache (record/cache/extent_cache.h), with
+// as many requests in flight as latency x throughput needs (Little's law,
+// measured as it goes); batches are filled from the cached extents (CRCs
+// verified as for local files). See reader/extent_prefetcher.h.
+struct RemoteReadOptions {
+  // The cache folder, shared by the processes of one machine. Default
+  // (empty): DefaultExtentCacheDir() ($SHARDFEED_CACHE_DIR, else
+  // ~/.cache/shardfeed/extents).
+  std::string cache_dir;
+  // Bytes the cache folder may hold. Create() refuses a limit below what the
+  // plan needs at once (the extents of the batches being filled and
+  // fetched), saying which limit would work; with global shuffle the whole
+  // dataset must fit (each extent is read all through the epoch: a smaller
+  // cache would fetch every extent many times), else use shuffle="quasi".
+  // Default (0): kDefaultExtentCacheLimit, 10 GiB.
+  uint64_t cache_limit = 0;
+  // Target extent size (whole records; a larger record is an extent alone).
+  // Also the block size of ShuffleMode::kQuasi on the planned path, local or
+  // remote, so both read the same order. Default (0): 8 MiB.
+  uint64_t extent_bytes = 0;
+  // Most range requests in flight (the tuner stays within [2, this]).
+  // Default: 16.
+  int max_requests = 16;
+};
+
 // Where a Loader stands: enough to continue exactly there (tens of bytes).
 // Record k of an epoch is a pure function of (seed, epoch, k), so the state
 // is a few integers: `position` records of the epoch's order are consumed
@@ -118,9 +146,11 @@ struct LoaderState {
 // Record order within an epoch.
 enum class ShuffleMode {
   kGlobal,      // a seeded permutation of the whole dataset (default)
-  kQuasi,       // shuffled shards and blocks of records, records shuffled
-                // within a window of `shuffle_buffer` (storage that hates
-                // random reads)
+  kQuasi,       // planned path: extents of whole records (RemoteReadOptions::
+                // extent_bytes) in a random order, records shuffled within a
+                // window of `shuffle_buffer` (slow and remote storage: each
+                // extent read about once per epoch); resident path: blocks
+                // of records
   kSequential,  // dataset order (also what shuffle = false means)
 };
 
@@ -206,6 +236,8 @@ struct LoaderOptions {
   bool record_index = false;
   // Resident (device) cache; see CacheOptions. Default: off.
   CacheOptions cache;
+  // Remote datasets: extent size and the local extent cache.
+  RemoteReadOptions remote;
 };
 
 // The name of the record-index tensor (LoaderOptions::record_index).
@@ -235,6 +267,16 @@ struct LoaderStats {
   double transform_seconds = 0;  // host-path image transforms (GPU: in copy)
   int64_t cache_bytes = 0;       // resident table size (0: no cache)
   double cache_load_seconds = 0; // loading the resident table
+  // Remote datasets on the planned path (0 otherwise): range requests this
+  // loader sent for extents (retries not included) and body bytes they
+  // brought; extents found in the local cache instead; the tuner's
+  // requests in flight now; its measured time to first byte and throughput.
+  int64_t remote_requests = 0;
+  int64_t remote_bytes = 0;
+  int64_t extent_cache_hits = 0;
+  int remote_in_flight = 0;
+  double remote_first_byte_seconds = 0;
+  double remote_bytes_per_second = 0;
 };
 
 namespace internal {

@@ -111,6 +111,8 @@ uint64_t OrderFingerprint(const Dataset& dataset, const LoaderOptions& o, Shuffl
   h = Fnv1a(h, absl::StrCat(SpecToString(o.features), "|", o.batch_size, "|",
                             static_cast<int>(mode), "|", o.drop_remainder, "|",
                             mode == ShuffleMode::kQuasi ? o.shuffle_buffer : 0));
+  // Quasi orders permute extents (reader/extent_plan.h) of this size.
+  if (mode == ShuffleMode::kQuasi) h = Fnv1a(h, absl::StrCat("|extents=", o.remote.extent_bytes));
   return h;
 }
 

@@ -13,6 +13,8 @@
 #include "gpu/device_guard.h"
 #include "reader/device_copy.h"
 #include "reader/epoch_plan.h"
+#include "reader/extent_plan.h"
+#include "reader/extent_reading.h"
 #include "record/status_macros.h"
 
 namespace shardfeed {
@@ -64,7 +66,9 @@ class PlannedLoader : public Loader::Backend {
   PlannedLoader(Dataset ds, std::unique_ptr<ShardFiles> files, const ResolvedOptions& r,
                 std::shared_ptr<DeviceContext> ctx, std::string note)
       : ds_(std::move(ds)), files_(std::move(files)), r_(r), seq_(r_), ctx_(std::move(ctx)),
-        device_note_(std::move(note)) {}
+        device_note_(std::move(note)) {
+    for (const ShardEntry& s : ds_.shards) shard_records_.push_back(s.records);
+  }
 
   ~PlannedLoader() override {
     if (ring_ != nullptr) {
@@ -75,10 +79,28 @@ class PlannedLoader : public Loader::Backend {
     for (std::thread& t : workers_) t.join();
   }
 
+  int workers() const { return std::max(r_.o.io_threads, r_.o.decode_threads); }
+
+  // Quasi orders permute extents (reader/extent_plan.h); remote shards are
+  // read through the extent prefetcher.
+  absl::Status StartExtents() {
+    const bool remote = [&] {
+      for (size_t s = 0; s < files_->shards(); ++s) {
+        if (files_->remote(s) != nullptr) return true;
+      }
+      return false;
+    }();
+    if (r_.mode != ShuffleMode::kQuasi && !remote) return absl::OkStatus();
+    extents_ = std::make_shared<ExtentPlan>(ds_, r_);
+    ASSIGN_OR_RETURN(prefetcher_, StartExtentReading(r_, extents_, workers(), files_.get()));
+    return absl::OkStatus();
+  }
+
   absl::Status Start() {
+    RETURN_IF_ERROR(StartExtents());
     ASSIGN_OR_RETURN(ring_, SlotRing::Create(LayoutFor(r_), r_.o.prefetch, ctx_));
     c_.start = NowSeconds();
-    const int n = std::max(r_.o.io_threads, r_.o.decode_threads);
+    const int n = workers();
     for (int t = 0; t < n; ++t) {
       try {
         workers_.emplace_back([this] { Work(); });
@@ -118,7 +140,19 @@ class PlannedLoader : public Loader::Backend {
     return ring_->DeliverLocked(k);
   }
 
-  LoaderStats stats() const override { return c_.ToStats(); }
+  LoaderStats stats() const override {
+    LoaderStats s = c_.ToStats();
+    if (prefetcher_ != nullptr) {
+      const ExtentTraffic t = prefetcher_->traffic();
+      s.remote_requests = t.requests;
+      s.remote_bytes = t.bytes;
+      s.extent_cache_hits = t.hits;
+      s.remote_in_flight = t.in_flight;
+      s.remote_first_byte_seconds = t.first_byte_seconds;
+      s.remote_bytes_per_second = t.bytes_per_second;
+    }
+    return s;
+  }
   const std::vector<FeatureSpec>& features() const override { return r_.o.features; }
   int64_t batches_per_epoch() const override { return seq_.full_epoch_batches(); }
   int device() const override { return ctx_ ? ctx_->ordinal : -1; }
@@ -150,10 +184,9 @@ class PlannedLoader : public Loader::Backend {
 
   const EpochOrder& OrderOf(int64_t epoch, OrderEntry* entry) {
     std::call_once(entry->once, [&] {
-      std::vector<int64_t> sizes;
-      for (const ShardEntry& s : ds_.shards) sizes.push_back(s.records);
-      entry->order = std::make_shared<const EpochOrder>(r_.mode, r_.o.seed, epoch, sizes,
-                                                        r_.o.shuffle_buffer);
+      entry->order = PlannedEpochOrder(
+          r_, shard_records_, extents_ != nullptr ? extents_->extent_records() : no_extents_,
+          epoch);
     });
     return *entry->order;
   }
@@ -185,11 +218,13 @@ class PlannedLoader : public Loader::Backend {
         ++next_claim_;
         s->state = SlotRing::State::kFilling;
         order = OrderEntryOf(b.epoch);
+        if (prefetcher_ != nullptr) prefetcher_->Claimed(g);
       }
       int64_t rows = 0;
       absl::Status st =
           bound.ok() ? Fill(s, b, OrderOf(b.epoch, order.get()), &filler, &records, &rows) : bound;
       order.reset();
+      if (prefetcher_ != nullptr) prefetcher_->Filled(g);
       std::lock_guard<std::mutex> lock(ring_->mu);
       s->seq = g;
       s->rows = rows;
@@ -226,7 +261,11 @@ class PlannedLoader : public Loader::Backend {
   }
 
   const Dataset ds_;
+  std::vector<int64_t> shard_records_;
+  std::shared_ptr<ExtentPlan> extents_;  // quasi or remote: the extents
+  const std::vector<int64_t> no_extents_;
   std::unique_ptr<ShardFiles> files_;
+  std::shared_ptr<ExtentPrefetcher> prefetcher_;  // remote shards
   const ResolvedOptions r_;
   const BatchSequence seq_;
   std::shared_ptr<DeviceContext> ctx_;

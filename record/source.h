@@ -33,6 +33,9 @@ class RandomAccessSource {
   // A local file's path, for callers that map it (the planned loader's
   // fast path); empty for a remote object.
   virtual const std::string& local_path() const = 0;
+  // The version every ReadAt reads: a remote object's ETag (what a cache
+  // keys its bytes by); empty for a local file.
+  virtual std::string version() const { return std::string(); }
 };
 
 }  // namespace shardfeed

@@ -56,6 +56,20 @@ check "bench --fingerprint: bucket = disk" test -n "$local_b" -a "$local_b" = "$
 check "bench --json: remote_requests for a bucket" bash -c "'$SF' bench --json --epochs 1 s3://data/ds/ 2>/dev/null | grep -q '\"remote_requests\":[1-9]'"
 check "bench --json: no remote_requests on disk" bash -c "! '$SF' bench --json --epochs 1 '$TMP/plain' 2>/dev/null | grep -q remote_requests"
 
+# Remote shards are fetched in extents into a bounded cache: quasi shuffle
+# with 64 KB extents reads what the disk reads, far below one request per
+# record; a limit too small is refused up front with the one that works.
+qflags=(--epochs 1 --fingerprint --seed 3 --batch-size 32 --quasi-shuffle --shuffle-buffer 200 --extent-bytes 65536)
+local_q="$("$SF" bench "$TMP/plain" "${qflags[@]}" 2>/dev/null | grep -o 'fingerprint=[0-9a-f]*')"
+"$SF" bench s3://data/ds/ "${qflags[@]}" --cache-dir "$TMP/extents" --cache-limit 4000000 >"$TMP/quasi.out" 2>&1
+check "bench --quasi-shuffle by extents: bucket = disk" test -n "$local_q" -a "$local_q" = "$(grep -o 'fingerprint=[0-9a-f]*' "$TMP/quasi.out")"
+check "bench reports the extents fetched" grep -q "^extents .* fetched" "$TMP/quasi.out"
+"$SF" bench --json s3://data/ds/ --epochs 1 --quasi-shuffle --extent-bytes 65536 --cache-dir "$TMP/extents2" >"$TMP/quasi.json" 2>"$TMP/quasi.err"
+check "requests per record far below 1" python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if 0 < d["requests_per_record"] < 0.25 and d["extent_requests"] * 10 < d["records"] else 1)' "$TMP/quasi.json"
+"$SF" bench s3://data/ds/ --epochs 1 --quasi-shuffle --cache-dir "$TMP/extents3" --cache-limit 1000 >"$TMP/small.out" 2>&1
+check "a cache limit too small exits 2" test $? -eq 2
+check "and says which limit works" grep -q "cache_limit >= [0-9]" "$TMP/small.out"
+
 "$SF" convert tfrecord --input s3://data/ds/ --output "$TMP/reconv" --num-shards 2 --quiet
 check "convert tfrecord --input s3://: the same records" test "$("$SF" cat --fingerprint "$TMP/reconv" 2>/dev/null | grep -o 'records=[0-9]*')" = "$(grep -o 'records=[0-9]*' <<<"$local_fp")"
 

@@ -58,25 +58,35 @@ void UploadFolder(const std::string& dir, const std::string& prefix) {
   }
 }
 
-absl::StatusOr<std::vector<std::string>> ReadBatchBytes(const std::vector<std::string>& paths,
-                                                        LoaderOptions o) {
+absl::StatusOr<std::unique_ptr<Loader>> OpenTestLoader(const std::vector<std::string>& paths,
+                                                       LoaderOptions o) {
   auto ds = Dataset::Open(paths);
   if (!ds.ok()) return ds.status();
   auto spec = ParseSpec("id:int64,image:bytes");
   if (!spec.ok()) return spec.status();
   o.features = *spec;
-  auto loader = Loader::Create(*std::move(ds), o);
+  return Loader::Create(*std::move(ds), o);
+}
+
+std::string BatchBytes(const Batch& batch) {
+  std::string bytes;
+  for (const Tensor& t : batch.tensors()) {
+    absl::StrAppend(&bytes, t.name, ":",
+                    absl::string_view(static_cast<const char*>(t.data), t.bytes), ";");
+  }
+  return bytes;
+}
+
+absl::StatusOr<std::vector<std::string>> ReadBatchBytes(const std::vector<std::string>& paths,
+                                                        LoaderOptions o) {
+  auto loader = OpenTestLoader(paths, o);
   if (!loader.ok()) return loader.status();
   std::vector<std::string> out;
   for (;;) {
     auto batch = (*loader)->Next();
     if (absl::IsOutOfRange(batch.status())) break;
     if (!batch.ok()) return batch.status();
-    std::string bytes;
-    for (const Tensor& t : batch->tensors()) {
-      absl::StrAppend(&bytes, t.name, ":",
-                      absl::string_view(static_cast<const char*>(t.data), t.bytes), ";");
-    }
+    std::string bytes = BatchBytes(*batch);
     out.push_back(std::move(bytes));
   }
   return out;
@@ -118,6 +128,10 @@ void UseEnvironmentKeys(const std::string& endpoint) {
   unsetenv("AWS_SESSION_TOKEN");
   unsetenv("AWS_PROFILE");
   unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  // The extent cache of remote reads (reader/extent_prefetcher.h) in a
+  // folder of the test's own.
+  static const std::string* cache_dir = new std::string(MakeTempDir());
+  setenv("SHARDFEED_CACHE_DIR", cache_dir->c_str(), 1);
   remote::ForgetStores();
 }
 

@@ -4,6 +4,7 @@
 #ifndef SHARDFEED_TESTS_REMOTE_TEST_UTIL_H_
 #define SHARDFEED_TESTS_REMOTE_TEST_UTIL_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ void WriteRemoteTestDataset(const std::string& dir, int shards, bool gzip);
 
 // Uploads every file of `dir` to `prefix` ("s3://bucket/folder/").
 void UploadFolder(const std::string& dir, const std::string& prefix);
+
+// A loader of `paths` with the test dataset's spec (id, image).
+absl::StatusOr<std::unique_ptr<Loader>> OpenTestLoader(const std::vector<std::string>& paths,
+                                                       LoaderOptions o);
+
+// Every tensor of `batch`, bytes and all, as one string.
+std::string BatchBytes(const Batch& batch);
 
 // Every batch's tensors, bytes and all, in delivery order.
 absl::StatusOr<std::vector<std::string>> ReadBatchBytes(const std::vector<std::string>& paths,

@@ -133,8 +133,8 @@ class Loader:
         raising DataLossError; an epoch in which every record was skipped
         raises DataLossError.
     shuffle: True (a seeded permutation of the whole dataset), "quasi"
-        (shuffled shards and blocks, records mixed within `shuffle_buffer`;
-        for slow storage) or False. Shards without an index or compressed
+        (extents of whole records in a random order, records mixed within
+        `shuffle_buffer`; for slow and remote storage) or False. Shards without an index or compressed
         ones stream through a shuffle buffer of `shuffle_buffer` records.
     transforms: dict name -> "chw,float16,cifar10,pad=4,flip" (fused uint8 ->
         normalized NCHW on the device, or on the host with no GPU).
@@ -146,7 +146,14 @@ class Loader:
         from memory (GPU memory when device >= 0).
     paths may be s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or https:// URLs
         (credentials as the AWS CLI finds them); anonymous=True reads public
-        buckets without signing.
+        buckets without signing. Indexed remote shards are fetched in extents
+        of whole records (extent_bytes, default 8 MiB) ahead of the plan into
+        a bounded local cache: cache_dir (default ~/.cache/shardfeed/extents,
+        or $SHARDFEED_CACHE_DIR), cache_limit in bytes (default 10 GiB). A
+        limit too small for the plan is refused with the limit that works;
+        global shuffle needs the whole dataset in the cache, shuffle="quasi"
+        only a few extents (each fetched about once per epoch). stats()
+        reports remote_requests, remote_bytes and requests_per_record.
     `state_dict()` / `load_state_dict(d)` save and restore the position
     (a small JSON-serializable dict); see LoaderOptions::resume.
     A Loader cannot be pickled or used in DataLoader worker processes: it
@@ -163,7 +170,8 @@ class Loader:
                  shuffle_buffer=10000, epochs=None, drop_remainder=False, io_threads=2,
                  decode_threads=2, prefetch=3, device=-1, rank=None, world_size=None,
                  skip_corrupt=False, cache=False, cache_features=(), cache_budget_mb=0,
-                 transforms=None, grow_ring=True, decode=None, anonymous=False):
+                 transforms=None, grow_ring=True, decode=None, anonymous=False,
+                 cache_dir=None, cache_limit=None, extent_bytes=None):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         # s3://, gs://, https:// paths: anonymous=True reads public buckets
@@ -199,6 +207,12 @@ class Loader:
             a.text_map(w, "transforms", transforms), a.flag(w, "grow_ring", grow_ring))
         self._mode = mode
         self._decode = a.text_map(w, "decode", decode)
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise InvalidArgumentError(f"{w}: cache_dir={cache_dir!r} must be a path")
+        self._remote = (
+            "" if cache_dir is None else os.fspath(cache_dir),
+            0 if cache_limit is None else a.whole(w, "cache_limit", cache_limit, 1, 2**63),
+            0 if extent_bytes is None else a.whole(w, "extent_bytes", extent_bytes, 1, 1 << 40))
         self._pid = os.getpid()
         self._impl = None
         self._open("")
@@ -211,7 +225,8 @@ class Loader:
 
     def _create(self, resume):
         try:
-            return _shardfeed.Loader(*self._args, resume, self._mode, self._decode)
+            return _shardfeed.Loader(*self._args, resume, self._mode, self._decode,
+                                     *self._remote)
         except InvalidArgumentError as e:
             # epochs=None runs the C++ loader with epochs = 0 (endless): say it
             # in the terms the caller used.

@@ -276,3 +276,28 @@ def test_epochs_none_with_an_empty_epoch_names_no_forever(cifar):
         shardfeed.Loader(out, split="train", batch_size=n + 1, drop_remainder=True)
     assert "yields no batch" in str(e.value)
     assert "forever" not in str(e.value)  # the caller never asked for epochs=0
+
+
+def test_remote_options_are_checked_and_quasi_follows_extent_bytes(cifar):
+    # Remote-read options (cache_dir, cache_limit, extent_bytes) are checked
+    # here; on a local dataset extent_bytes is quasi shuffle's block, so two
+    # sizes give two orders, and stats() carries the remote counters (0).
+    out, _ = cifar
+    with pytest.raises(shardfeed.InvalidArgumentError, match="cache_limit"):
+        shardfeed.Loader(out, split="train", batch_size=100, epochs=1, cache_limit=-1)
+    with pytest.raises(shardfeed.InvalidArgumentError, match="extent_bytes"):
+        shardfeed.Loader(out, split="train", batch_size=100, epochs=1, extent_bytes=0)
+
+    def first_labels(extent_bytes):
+        loader = shardfeed.Loader(out, split="train", batch_size=100, epochs=1, shuffle="quasi",
+                                  seed=2, shuffle_buffer=200, extent_bytes=extent_bytes)
+        labels = [np.from_dlpack(b["label"]).tolist() for b in loader]
+        stats = loader.stats()
+        loader.close()
+        return labels, stats
+
+    small, stats = first_labels(64 << 10)
+    assert first_labels(64 << 10)[0] == small
+    assert first_labels(1 << 20)[0] != small
+    for key in ("remote_requests", "remote_bytes", "requests_per_record", "extent_cache_hits"):
+        assert stats[key] == 0

@@ -142,6 +142,12 @@ struct HttpClient::Shared {
   }
 };
 
+namespace {
+thread_local double last_first_byte_seconds = 0;
+}  // namespace
+
+double HttpClient::LastFirstByteSeconds() { return last_first_byte_seconds; }
+
 // One attempt's state, seen by curl's callbacks.
 struct HttpClient::Transfer {
   CURL* easy = nullptr;
@@ -323,6 +329,10 @@ absl::Status HttpClient::Attempt(HttpRequest* r, Transfer* t) {
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
   const CURLcode rc = curl_easy_perform(e);
   curl_slist_free_all(headers);
+  curl_off_t first_byte_us = 0;
+  if (curl_easy_getinfo(e, CURLINFO_STARTTRANSFER_TIME_T, &first_byte_us) == CURLE_OK) {
+    last_first_byte_seconds = static_cast<double>(first_byte_us) * 1e-6;
+  }
   if (!t->checked && rc == CURLE_OK) t->Check();  // an answer without a body
   // Forget the keys and the share: the thread's handle outlives the request
   // (and this client).

@@ -120,6 +120,9 @@ class HttpClient {
   // verification off prints the warning again.
   void set_options(const HttpOptions& o);
   HttpCounters& counters() { return counters_; }
+  // Time to first byte of the calling thread's last request attempt, in
+  // seconds (0 before any): what a fetcher measures latency with.
+  static double LastFirstByteSeconds();
 
  private:
   struct Shared;

@@ -26,6 +26,7 @@ class RemoteSource : public RandomAccessSource {
   uint64_t size() const override { return info_.size; }
   const std::string& path() const override { return name_; }
   const std::string& local_path() const override { return empty_; }
+  std::string version() const override { return info_.etag; }
 
  private:
   const std::shared_ptr<ObjectStore> store_;
@@ -130,6 +131,8 @@ RemoteTraffic RemoteTrafficSoFar() {
   t.bytes = c.bytes.load();
   return t;
 }
+
+double LastFirstByteSeconds() { return HttpClient::LastFirstByteSeconds(); }
 
 absl::Status WriteObject(const std::string& path, const std::string& contents) {
   ASSIGN_OR_RETURN(Opened o, Resolve(path));

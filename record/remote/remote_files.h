@@ -46,6 +46,10 @@ struct RemoteTraffic {
 };
 RemoteTraffic RemoteTrafficSoFar();
 
+// Time to first byte of the calling thread's last request, seconds (0
+// before any): a fetcher's latency measurement.
+double LastFirstByteSeconds();
+
 // Uploads `contents` as the object (it appears whole or not at all).
 absl::Status WriteObject(const std::string& path, const std::string& contents);
 

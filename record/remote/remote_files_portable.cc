@@ -26,6 +26,7 @@ absl::StatusOr<std::vector<std::string>> GlobRemote(const std::string& pattern) 
 }
 void SetAnonymousAccess(bool) {}
 RemoteTraffic RemoteTrafficSoFar() { return RemoteTraffic(); }
+double LastFirstByteSeconds() { return 0; }
 absl::Status WriteObject(const std::string& path, const std::string&) { return NoRemote(path); }
 
 }  // namespace remote
