@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "converter/bucket_output.h"
+#include "converter/output_dir.h"
 #include "reader/shard_selection.h"
 #include "record/index.h"
 #include "record/record_reader.h"
@@ -115,9 +116,13 @@ int RunCopy(int argc, char** argv) {
   std::optional<StagingFolder> staging;
   std::string target = output;
   if (IsRemotePath(output)) {
-    if (!overwrite && PathExists(output)) {
-      return ReportError("copy", absl::AlreadyExistsError(absl::StrCat(
-                                     output, ": already exists (use --overwrite to replace it)")));
+    if (!overwrite) {
+      absl::StatusOr<bool> exists = ExistsOrError(output);  // a failed HEAD is not "absent"
+      if (!exists.ok()) return ReportError("copy", exists.status());
+      if (*exists) {
+        return ReportError("copy", absl::AlreadyExistsError(absl::StrCat(
+                                       output, ": already exists (use --overwrite to replace it)")));
+      }
     }
     auto folder = StagingFolder::Create();
     if (!folder.ok()) return ReportError("copy", folder.status());

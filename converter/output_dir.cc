@@ -108,24 +108,20 @@ absl::Status RefuseOutputInside(const std::string& input, const std::string& out
   return absl::OkStatus();
 }
 
-// Whether `path` exists. For a bucket, a failed request (403 without the
-// List permission, 503s beyond the retries) is an error, not "absent": the
-// refusal of an existing dataset must not be skipped because the server
-// could not be asked. NOT_FOUND (no such bucket yet) is absent.
+}  // namespace
+
 absl::StatusOr<bool> ExistsOrError(const std::string& path) {
   if (!IsRemotePath(path)) return PathExists(path);
   absl::StatusOr<PathKind> kind = StatPath(path);
   if (absl::IsNotFound(kind.status())) return false;
   if (!kind.ok()) {
     return absl::Status(kind.status().code(),
-                        absl::StrCat(path, ": cannot tell whether it already holds a dataset "
-                                           "(never replaced unasked): ",
+                        absl::StrCat(path, ": cannot tell whether it exists (so it is not "
+                                           "replaced unasked): ",
                                      kind.status().message()));
   }
   return *kind != PathKind::kMissing;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<std::string>> PreviousDatasetToReplace(
     const std::string& dir, const std::vector<std::string>& prefixes, bool overwrite) {

@@ -42,6 +42,13 @@ absl::Status RefuseNestedFolders(const std::string& input, const std::string& ou
 // input shards), and the next run over that folder would read them as input.
 absl::Status RefuseOutputInInputFolder(const std::string& input, const std::string& output);
 
+// Whether `path` exists. For a bucket, a failed request (403 without the
+// List or Read permission, 503s beyond the retries) is an error naming the
+// path, not "absent": a refusal to replace what exists must not be skipped
+// because the server could not be asked. NOT_FOUND (no such bucket) is
+// absent. A local path: PathExists.
+absl::StatusOr<bool> ExistsOrError(const std::string& path);
+
 // RefuseOutputInInputFolder for a bucket output (s3://, gs://): refused
 // when `output` is the folder (key prefix) of a remote tfrecord `input` (a
 // prefix, a glob, a shard or a manifest) or inside it.

@@ -184,7 +184,7 @@ check "no staging folder left after the manifest failure" staging_empty
 # there was overwritten without --overwrite.
 convert_via_proxy "list-type=2" c10 nolist --seed 9
 check "a prefix that cannot be listed is refused" test "$code" -ne 0
-check "the refusal says why" grep -q "cannot tell whether it already holds a dataset" "$TMP/nolist.err"
+check "the refusal says why" grep -q "cannot tell whether it exists" "$TMP/nolist.err"
 check "the dataset there is unchanged" same_as_local "$TMP/c10b" c10
 check "no staging folder left after the refusal" staging_empty
 
@@ -210,6 +210,15 @@ check "the copy = a local copy" bash -c "s3get() { curl -sf --aws-sigv4 aws:amz:
 "$SF" copy s3://data/merged/ --output s3://data/copies/one.tfrecord.gz 2>"$TMP/copy2.err"
 check "copy onto an existing object is refused (exit 2)" test $? -eq 2
 check "no staging folder left after copy" staging_empty
+# An existing object whose HEAD fails (503s beyond the retries; a key
+# without Read) is refused: it was taken for absent and overwritten.
+start_proxy "HEAD /data/copies/"
+AWS_ENDPOINT_URL="$PROXY_URL" "$SF" copy "$TMP/c10" --output s3://data/copies/one.tfrecord.gz 2>"$TMP/copy3.err"
+code=$?
+stop_proxy
+check "copy onto an object that cannot be checked is refused" test "$code" -ne 0
+check "copy: the refusal says why" grep -q "cannot tell whether it exists" "$TMP/copy3.err"
+check "copy: the object there is unchanged" bash -c "curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user '$KEY:$SECRET' -H 'x-amz-content-sha256: $EMPTY_SHA' -o '$TMP/got3' '$WEED_URL/data/copies/one.tfrecord.gz' && cmp '$TMP/got3' '$TMP/one.tfrecord'"
 
 # 6. rclone serve s3 (another S3 implementation; buckets are folders, so
 # the objects are compared as files): single PUTs and a multipart upload.
