@@ -227,14 +227,20 @@ absl::Status LayoutDecoder::Decode(absl::string_view record, char* const* fixed_
                                    std::string* const* var_values, const DecodeContext& context) {
   if (layout_.has_value() && layout_->DecodeInto(record, fixed_rows)) {
     ++fast_;
+    misses_in_a_row_ = 0;
     return absl::OkStatus();
   }
   ++general_;
   absl::Status s = DecodeExampleRow(record, *spec_, fixed_rows, var_values, context);
-  if (s.ok() && supported_ && learns_ < kMaxLearns) {
-    ++learns_;
+  const bool relearn = !layout_.has_value() || ++misses_in_a_row_ >= kMissesBeforeRelearn;
+  if (s.ok() && supported_ && relearn && failed_learns_ < kMaxFailedLearns) {
+    misses_in_a_row_ = 0;
     std::optional<ExampleLayout> learned = ExampleLayout::Learn(record, *spec_);
-    if (learned.has_value()) layout_ = std::move(learned);
+    if (learned.has_value()) {
+      layout_ = std::move(learned);
+    } else {
+      ++failed_learns_;
+    }
   }
   return s;
 }

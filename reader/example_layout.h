@@ -82,13 +82,20 @@ class ExampleLayout {
 };
 
 // DecodeExampleRow with the fast path in front: tries the layout learned
-// last; on a mismatch decodes with the general decoder and learns that
-// record's layout (at most kMaxLearns times per decoder, so a dataset whose
-// layouts keep alternating settles on one and falls back for the rest).
+// last; on a mismatch decodes with the general decoder. The layout is
+// learned from the first record, and learned again from a record that
+// follows kMissesBeforeRelearn mismatches in a row: a dataset that changes
+// layout (a shard written otherwise) moves to the new one, while a minority
+// layout scattered among the records (shuffled 100-byte rows whose labels
+// take 2 bytes instead of 3 in 1 record of 15) does not evict the common one.
+// Learning costs about one general decode, so at most a quarter more than
+// the fallbacks themselves. Records the fast path cannot take (Learn says
+// no) are tried kMaxFailedLearns times, then the general decoder does all.
 // Errors and rows are exactly DecodeExampleRow's.
 class LayoutDecoder {
  public:
-  static constexpr int kMaxLearns = 64;
+  static constexpr int kMissesBeforeRelearn = 4;
+  static constexpr int kMaxFailedLearns = 16;
   explicit LayoutDecoder(const std::vector<FeatureSpec>* spec)
       : spec_(spec), supported_(ExampleLayout::SpecSupported(*spec)) {}
 
@@ -103,7 +110,8 @@ class LayoutDecoder {
   const std::vector<FeatureSpec>* spec_;
   bool supported_;
   std::optional<ExampleLayout> layout_;
-  int learns_ = 0;
+  int misses_in_a_row_ = 0;
+  int failed_learns_ = 0;
   int64_t fast_ = 0, general_ = 0;
 };
 

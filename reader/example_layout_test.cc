@@ -187,6 +187,46 @@ TEST(LayoutDecoder, AnotherLayoutMidwayFallsBackAndIsLearned) {
   }
 }
 
+// A minority layout scattered among the records (a wider label in 1 record
+// of 10) must not evict the common one; a lasting change of layout (a
+// second shard written otherwise) is learned after a few misses. Before the
+// hysteresis every minority record relearned twice (64 times at most, then
+// the last learned layout stuck, half the time the minority's).
+TEST(LayoutDecoder, AMinorityLayoutKeepsTheCommonOneALastingChangeIsLearned) {
+  const auto spec = Spec("image:uint8[2,3],label:int64,vec:float32[2]");
+  std::vector<std::string> records;
+  for (int i = 0; i < 1000; ++i) records.push_back(Usual(i, i % 10 == 5 ? 300 + i : i % 100));
+  LayoutDecoder decoder(&spec);
+  ExpectSameAsGeneral(spec, records, &decoder);
+  EXPECT_EQ(101, decoder.general());  // the first record and the 100 wide labels
+  EXPECT_EQ(899, decoder.fast());
+  std::vector<std::string> changed;
+  for (int i = 0; i < 100; ++i) changed.push_back(Usual(i, 1000 + i));  // 2-byte labels
+  ExpectSameAsGeneral(spec, changed, &decoder);
+  EXPECT_EQ(101 + LayoutDecoder::kMissesBeforeRelearn, decoder.general());
+  EXPECT_EQ(899 + 100 - LayoutDecoder::kMissesBeforeRelearn, decoder.fast());
+}
+
+// Records the layout cannot describe (a duplicate key in each) are tried a
+// bounded number of times, then left to the general decoder.
+TEST(LayoutDecoder, UnlearnableRecordsStopBeingTried) {
+  const auto spec = Spec("image:uint8[2,3],label:int64,vec:float32[2]");
+  std::vector<std::string> records;
+  for (int i = 0; i < 100; ++i) {
+    records.push_back(Example({Entry("image", BytesFeature(Image(i))),
+                               Entry("label", Int64Packed({i})), Entry("label", Int64Packed({i})),
+                               Entry("vec", Floats({1, 2}, true))}));
+  }
+  LayoutDecoder decoder(&spec);
+  ExpectSameAsGeneral(spec, records, &decoder);
+  EXPECT_EQ(0, decoder.fast());
+  EXPECT_EQ(100, decoder.general());
+  records.push_back(Usual(1, 1));  // learnable, but the decoder gave up learning
+  records.push_back(Usual(2, 2));
+  ExpectSameAsGeneral(spec, records, &decoder);
+  EXPECT_EQ(0, decoder.fast());
+}
+
 TEST(LayoutDecoder, MissingFeatureWithDefaultAndVariableLengthSpecsUseTheGeneralDecoder) {
   const auto with_default = Spec("image:uint8[2,3],label:int64,vec:float32[2],w:float32=2.5");
   LayoutDecoder decoder(&with_default);
