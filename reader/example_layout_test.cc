@@ -213,9 +213,9 @@ TEST(LayoutDecoder, UnlearnableRecordsStopBeingTried) {
   const auto spec = Spec("image:uint8[2,3],label:int64,vec:float32[2]");
   std::vector<std::string> records;
   for (int i = 0; i < 100; ++i) {
-    records.push_back(Example({Entry("image", BytesFeature(Image(i))),
-                               Entry("label", Int64Packed({i})), Entry("label", Int64Packed({i})),
-                               Entry("vec", Floats({1, 2}, true))}));
+    records.push_back(
+        Example({Entry("image", BytesFeature(Image(i))), Entry("label", Int64Packed({i})),
+                 Entry("label", Int64Packed({i})), Entry("vec", Floats({1, 2}, true))}));
   }
   LayoutDecoder decoder(&spec);
   ExpectSameAsGeneral(spec, records, &decoder);
