@@ -80,7 +80,8 @@ absl::Status DatasetWriter::Write(std::string record) {
   return s;
 }
 
-absl::StatusOr<Manifest> DatasetWriter::Close(const std::vector<FeatureSchema>& features) {
+absl::StatusOr<Manifest> DatasetWriter::Close(const std::vector<FeatureSchema>& features,
+                                              const std::function<bool()>& cancelled) {
   if (closed_) return absl::FailedPreconditionError("the writer is closed");
   closed_ = true;
   for (size_t i = window_.size(); i > 1; --i) std::swap(window_[i - 1], window_[rng_() % i]);
@@ -123,7 +124,8 @@ absl::StatusOr<Manifest> DatasetWriter::Close(const std::vector<FeatureSchema>& 
     }
   }
   if (bucket_.has_value()) {
-    RETURN_IF_ERROR(bucket_->Publish(DatasetFiles(o_.output_dir, m), ManifestToJson(m)));
+    RETURN_IF_ERROR(
+        bucket_->Publish(DatasetFiles(o_.output_dir, m), ManifestToJson(m), nullptr, cancelled));
     return m;
   }
   RETURN_IF_ERROR(

@@ -21,6 +21,7 @@
 #define SHARDFEED_CONVERTER_DATASET_WRITER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -62,8 +63,11 @@ class DatasetWriter {
 
   // Writes what the shuffle window holds, renames the shards, writes the
   // manifest (or the task part) with `features` as its schema. Returns it.
-  // FAILED_PRECONDITION after an earlier Close().
-  absl::StatusOr<Manifest> Close(const std::vector<FeatureSchema>& features);
+  // FAILED_PRECONDITION after an earlier Close(). A bucket output is
+  // uploaded here; `cancelled` (may be empty) is polled before each file
+  // and part, and true stops the upload with CANCELLED (no manifest).
+  absl::StatusOr<Manifest> Close(const std::vector<FeatureSchema>& features,
+                                 const std::function<bool()>& cancelled = nullptr);
 
   uint64_t records() const { return records_; }
 

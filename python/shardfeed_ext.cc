@@ -438,13 +438,7 @@ std::string ConvertJson(const std::string& type, const std::string& input,
   // Ctrl-C: the main thread's signal handlers run from the poll; the
   // conversion is cancelled (temporaries removed) and KeyboardInterrupt raised.
   std::atomic<bool> interrupted{false};
-  o.cancelled = [&] {
-    if (!interrupted.load()) {
-      py::gil_scoped_acquire acquire;
-      if (PyErr_CheckSignals() != 0) interrupted.store(true);
-    }
-    return interrupted.load();
-  };
+  o.cancelled = PythonSignalPoll(&interrupted);
   absl::StatusOr<ConvertSummary> summary;
   {
     py::gil_scoped_release release;

@@ -24,6 +24,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cmath>
 #include <cctype>
 #include <cstring>
@@ -369,12 +370,17 @@ class PyWriter {
 
   std::string Close() {
     if (writer_ == nullptr) Fail(absl::FailedPreconditionError("the writer is closed"));
+    // Ctrl-C while a bucket output uploads: the upload stops between parts
+    // (nothing left, no manifest) and KeyboardInterrupt is raised.
+    std::atomic<bool> interrupted{false};
+    const std::function<bool()> cancelled = PythonSignalPoll(&interrupted);
     absl::StatusOr<Manifest> m;
     {
       py::gil_scoped_release release;
-      m = writer_->Close(schema_);
+      m = writer_->Close(schema_, cancelled);
       writer_.reset();
     }
+    if (interrupted.load()) throw py::error_already_set();
     if (!m.ok()) Fail(m.status());
     ConvertSummary summary;
     summary.manifest = *m;
@@ -414,6 +420,16 @@ std::string MergeJson(const std::string& dir, int threads, const std::string& up
 }
 
 }  // namespace
+
+std::function<bool()> PythonSignalPoll(std::atomic<bool>* interrupted) {
+  return [interrupted] {
+    if (!interrupted->load()) {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) interrupted->store(true);
+    }
+    return interrupted->load();
+  };
+}
 
 void RegisterWriter(py::module_& m, void (*raise)(const absl::Status&)) {
   g_raise = raise;

@@ -6,11 +6,21 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <functional>
+
 #include "absl/status/status.h"
 
 namespace shardfeed::python {
 
 void RegisterWriter(pybind11::module_& m, void (*raise)(const absl::Status&));
+
+// A `cancelled` poll for long C++ work run with the GIL released (convert,
+// a Writer's upload): it takes the GIL and runs Python's signal handlers
+// (on the main thread); once one raised (KeyboardInterrupt), *interrupted
+// is set and the poll answers true. The caller then throws
+// pybind11::error_already_set. `interrupted` must outlive the poll.
+std::function<bool()> PythonSignalPoll(std::atomic<bool>* interrupted);
 
 }  // namespace shardfeed::python
 

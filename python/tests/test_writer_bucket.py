@@ -146,6 +146,51 @@ except RuntimeError:
     assert os.listdir(staging) == []
 
 
+def test_ctrl_c_during_the_upload_leaves_nothing(seaweed, tmp_path):
+    """KeyboardInterrupt (here from SIGALRM) while close() uploads through a
+    proxy that delays every request by 400 ms: raised within about one
+    part's time, the multipart upload aborted, no object, no staging."""
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    root = os.environ.get("SHARDFEED_ROOT", os.path.join(os.path.dirname(__file__), "../.."))
+    stats, port_file = tmp_path / "stats.json", tmp_path / "port"
+    proxy = subprocess.Popen(
+        ["python3", os.path.join(root, "tests/fault_proxy.py"), "--upstream",
+         seaweed.split("//")[1], "--port-file", str(port_file), "--stats", str(stats),
+         "--latency-ms", "400"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{port_file.read_text()}"
+        out = run_script(tmp_path, _script(endpoint, staging, """
+import signal, time
+os.environ.update(SHARDFEED_UPLOAD_THRESHOLD="1MiB", SHARDFEED_UPLOAD_PART_SIZE="5MiB")
+def alarm(*_):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGALRM, alarm)
+w = shardfeed.Writer("s3://data/int/", shard_size="1GB")
+for i in range(12):
+    w.write({"blob": os.urandom(1_000_000)})
+start = time.monotonic()
+signal.setitimer(signal.ITIMER_REAL, 1.5)  # CreateMultipartUpload and a part are under way
+try:
+    w.close()
+    print("not interrupted")
+except KeyboardInterrupt:
+    print(f"interrupted after {time.monotonic() - start:.1f} s")
+"""))
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+    assert "interrupted after" in out, out
+    assert float(out.split("interrupted after ")[1].split()[0]) < 10, out
+    assert _keys(seaweed, "int") == []
+    assert b"<UploadId>" not in _get(seaweed, "?uploads=")
+    assert os.listdir(staging) == []
+
+
 def test_merge_uploads_the_tasks_dataset(seaweed, tmp_path):
     staging = tmp_path / "staging"
     staging.mkdir()

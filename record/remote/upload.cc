@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -208,17 +210,22 @@ absl::Status UploadFiles(const std::vector<UploadItem>& items, const UploadOptio
                          std::vector<std::string>* uploaded,
                          const std::function<void(uint64_t bytes)>& on_file) {
   std::mutex mu;
+  std::condition_variable finished;
   absl::Status first;  // guarded by mu
-  std::atomic<bool> failed{false};
+  int running = 0;     // guarded by mu
+  std::atomic<bool> stop{false};
   std::atomic<size_t> next{0};
+  // Workers poll `stop`; the caller's `cancelled` is polled on the calling
+  // thread only (Python runs signal handlers on its main thread).
+  UploadOptions worker_options = options;
+  worker_options.cancelled = [&stop] { return stop.load(); };
   auto work = [&] {
-    for (size_t i; !failed.load() && (i = next++) < items.size();) {
-      absl::Status s = Interrupted(options);
-      if (s.ok()) s = UploadFile(items[i].local_path, items[i].url, options);
+    for (size_t i; !stop.load() && (i = next++) < items.size();) {
+      absl::Status s = UploadFile(items[i].local_path, items[i].url, worker_options);
       std::lock_guard<std::mutex> lock(mu);
       if (!s.ok()) {
         if (first.ok()) first = s;
-        failed = true;
+        stop = true;
         continue;
       }
       if (uploaded != nullptr) uploaded->push_back(items[i].url);
@@ -228,12 +235,30 @@ absl::Status UploadFiles(const std::vector<UploadItem>& items, const UploadOptio
                                                               : 0);
       }
     }
+    std::lock_guard<std::mutex> lock(mu);
+    --running;
+    finished.notify_all();
   };
-  const int threads =
-      static_cast<int>(std::min<size_t>(std::max(1, options.threads), std::max<size_t>(1, items.size())));
+  const int threads = static_cast<int>(
+      std::min<size_t>(std::max(1, options.threads), std::max<size_t>(1, items.size())));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    running = threads;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    while (running > 0) {
+      finished.wait_for(lock, std::chrono::milliseconds(50));
+      if (!stop.load() && options.cancelled) {
+        lock.unlock();
+        const bool cancel = options.cancelled();
+        lock.lock();
+        if (cancel) {
+          if (first.ok()) first = absl::CancelledError("interrupted");
+          stop = true;
+        }
+      }
+    }
+  }
   for (std::thread& t : pool) t.join();
   return first;
 }

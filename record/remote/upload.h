@@ -64,8 +64,9 @@ struct UploadItem {
 };
 
 // Uploads every item on options.threads threads. After the first failure no
-// new upload starts (those in flight finish or fail); the first failure is
-// returned. `uploaded` (may be null) receives the URLs written, in no
+// new upload starts (those in flight stop before their next part); the
+// first failure is returned. options.cancelled is polled on the calling
+// thread every 50 ms (true: CANCELLED, the same stop). `uploaded` (may be null) receives the URLs written, in no
 // particular order, so that a caller can remove them again. `on_file` (may
 // be empty) is called after each file with its size, from any thread.
 absl::Status UploadFiles(const std::vector<UploadItem>& items, const UploadOptions& options,
