@@ -17,6 +17,7 @@ namespace {
 // the memory of walked batches; the cache limit bounds the bytes).
 constexpr uint64_t kMaxBatchesAhead = 4096;
 constexpr int kMinRequests = 2;
+constexpr int kFirstRequests = 8;
 constexpr int kReserveWaits = 100;  // x 20 ms
 
 }  // namespace
@@ -33,8 +34,10 @@ ExtentPrefetcher::ExtentPrefetcher(std::shared_ptr<ExtentPlan> plan,
     const uint64_t size = s != nullptr ? s->size() : 0;
     lengths_[id] = t[id].offset >= size ? 0 : std::min(t[id].length, size - t[id].offset);
   }
-  target_ = std::min(4, max_requests_);
-  probe_ = kMinRequests;
+  // Before any measurement: several parallel range requests (AWS's
+  // guidance); the probe never goes below where it started.
+  target_ = std::min(kFirstRequests, max_requests_);
+  probe_ = target_;
   window_start_ = NowSeconds();
 }
 
@@ -231,7 +234,7 @@ void ExtentPrefetcher::Measure(uint64_t bytes, double first_byte) {
   window_bytes_ += bytes;
   ++window_fetches_;
   const double now = NowSeconds();
-  if (window_fetches_ < std::max(target_, 4) || now <= window_start_) return;
+  if (window_fetches_ < std::max(target_ / 2, 2) || now <= window_start_) return;
   const double rate = window_bytes_ / (now - window_start_);
   const double mean_bytes = static_cast<double>(window_bytes_) / window_fetches_;
   if (!window_starved_) {

@@ -11,8 +11,9 @@
 // the ETag taken at open; resumed and retried by the HTTP client) stored
 // through Reserve/Insert. The number of requests in flight follows Little's
 // law from measured values: ceil(time to first byte x throughput / extent
-// size) + 1, within [2, max_requests]; while more requests in flight still
-// raised the throughput, one more is tried (additive increase).
+// size) + 1, within [2, max_requests], starting at 8; while more requests
+// in flight still raised the throughput, one more is tried (additive
+// increase), and the count never falls below the best probed.
 // Released extents get their next use in the plan (the next epoch's first
 // read) as the cache's eviction hint.
 //
@@ -118,7 +119,7 @@ class ExtentPrefetcher {
   std::deque<size_t> queue_;
   int active_ = 0;
   // Tuner (mu_).
-  int target_ = 4, probe_ = 2;
+  int target_ = 8, probe_ = 8;
   double window_start_ = 0, best_rate_ = 0, probe_rate_ = 0, first_byte_ = 0;
   uint64_t window_bytes_ = 0;
   int window_fetches_ = 0;
