@@ -80,8 +80,8 @@ void ExtentPrefetcher::Claimed(uint64_t g) {
   walk_cv_.notify_all();
 }
 
-void ExtentPrefetcher::Filled(uint64_t g) {
-  std::vector<size_t> released;
+void ExtentPrefetcher::Filled(uint64_t g, bool corrupt) {
+  std::vector<size_t> released, dropped;
   int64_t epoch = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -91,6 +91,7 @@ void ExtentPrefetcher::Filled(uint64_t g) {
       return;
     }
     epoch = it->second.first;
+    if (corrupt) dropped = std::vector<size_t>(it->second.second.begin(), it->second.second.end());
     for (uint32_t id : it->second.second) {
       auto l = live_.find(id);
       if (l == live_.end() || --l->second->uses > 0) continue;
@@ -103,6 +104,7 @@ void ExtentPrefetcher::Filled(uint64_t g) {
   walk_cv_.notify_all();
   // Outside the lock: the next epoch's table is built once, O(N).
   for (size_t id : released) cache_->SetNextUse(KeyOf(id), plan_->NextEpochUse(id, epoch));
+  for (size_t id : dropped) (void)cache_->Drop(KeyOf(id));  // the batch's error is reported
 }
 
 std::shared_ptr<ExtentPrefetcher::State> ExtentPrefetcher::StateOf(size_t id, bool front) {

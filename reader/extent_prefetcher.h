@@ -69,8 +69,10 @@ class ExtentPrefetcher {
 
   // A worker took batch g: the walker goes at least this far.
   void Claimed(uint64_t g);
-  // Batch g is filled (or failed): its extents' uses end.
-  void Filled(uint64_t g);
+  // Batch g is filled (or failed): its extents' uses end. `corrupt`: a
+  // record of it failed its CRCs: its extents are dropped from the cache
+  // (a damaged entry is fetched again next time, never served again).
+  void Filled(uint64_t g, bool corrupt = false);
   // The bytes of extent `id`, pinned while the handle lives; waits for its
   // fetch, fetching it first in line if nobody asked yet.
   absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> Acquire(size_t id);

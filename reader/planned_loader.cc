@@ -224,7 +224,7 @@ class PlannedLoader : public Loader::Backend {
       absl::Status st =
           bound.ok() ? Fill(s, b, OrderOf(b.epoch, order.get()), &filler, &records, &rows) : bound;
       order.reset();
-      if (prefetcher_ != nullptr) prefetcher_->Filled(g);
+      if (prefetcher_ != nullptr) prefetcher_->Filled(g, absl::IsDataLoss(st));
       std::lock_guard<std::mutex> lock(ring_->mu);
       s->seq = g;
       s->rows = rows;

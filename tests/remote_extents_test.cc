@@ -233,5 +233,45 @@ TEST_F(RemoteExtentsTest, ResumeWithTheWarmCacheFetchesOnlyWhatIsMissing) {
   EXPECT_LT(second->stats.remote_requests, whole->stats.remote_requests);
 }
 
+// A cached extent damaged on disk fails its records' CRCs (DATA_LOSS naming
+// the shard) and is dropped: the next run fetches it again and reads well.
+TEST_F(RemoteExtentsTest, ADamagedCachedExtentIsDroppedAndFetchedAgain) {
+  LoaderOptions o = Options(ShuffleMode::kGlobal, /*shuffle=*/false);
+  o.epochs = 1;
+  auto first = ReadRun({"s3://data/ds/"}, o);
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Flip a byte in the middle of every entry of the folder.
+  int damaged = 0;
+  DIR* d = opendir(o.remote.cache_dir.c_str());
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    const std::string path = o.remote.cache_dir + "/" + e->d_name;
+    struct stat st;
+    if (e->d_name[0] == '.' || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size < 1000) {
+      continue;
+    }
+    auto bytes = ReadFileToString(path);
+    ASSERT_TRUE(bytes.ok());
+    std::string changed = *bytes;
+    changed[changed.size() / 2] ^= 0x20;
+    ASSERT_TRUE(WriteFileAtomically(path, changed).ok());
+    ++damaged;
+  }
+  closedir(d);
+  ASSERT_GT(damaged, 0);
+  auto second = ReadRun({"s3://data/ds/"}, o);
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsDataLoss(second.status())) << second.status();
+  EXPECT_NE(second.status().message().find("s3://data/ds/part-"), std::string::npos)
+      << second.status();
+  // Each run drops the extents of the batch that failed: a bounded number
+  // of runs reads everything again, equal to the first.
+  auto again = ReadRun({"s3://data/ds/"}, o);
+  for (int k = 0; k < damaged && !again.ok(); ++k) again = ReadRun({"s3://data/ds/"}, o);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->batches == first->batches);
+}
+
 }  // namespace
 }  // namespace shardfeed
