@@ -244,6 +244,9 @@ absl::StatusOr<int64_t> BatchFiller::Fill(const std::vector<int64_t>& records, S
       const size_t crc_weight =
           i % kCrcTimedEvery == 0 ? std::min(kCrcTimedEvery, pending_.size() - i) : 0;
       st = DecodeRow(p, framed, s, first_sample + p.row, crc_weight, counters);
+      if (!st.ok() && !files_->mapped()) {
+        st = RetryFromOrigin(p, s, first_sample + p.row, counters, std::move(st));
+      }
     }
     if (!st.ok()) {
       if (!r_->o.skip_corrupt) return st;
@@ -313,6 +316,31 @@ absl::Status BatchFiller::ReadRuns(FillCounters* counters) {
   }
   counters->read_seconds += NowSeconds() - t0;
   return absl::OkStatus();
+}
+
+absl::Status BatchFiller::RetryFromOrigin(const Pending& p, SlotRing::Slot* s, uint64_t sample,
+                                          FillCounters* counters, absl::Status failed) {
+  absl::StatusOr<std::shared_ptr<RandomAccessSource>> file = files_->file(p.shard);
+  if (!file.ok()) return failed;
+  absl::StatusOr<bool> again = (*file)->RefetchFromOrigin(p.offset, p.size);
+  if (!again.ok()) {
+    return absl::Status(failed.code(), absl::StrCat(failed.message(), " (and dropping the cached "
+                                                    "copy failed: ", again.status().message(), ")"));
+  }
+  if (!*again) return failed;
+  std::string fresh(p.size, '\0');
+  absl::StatusOr<size_t> got = (*file)->ReadAt(p.offset, fresh.data(), p.size);
+  if (!got.ok()) {
+    return absl::Status(got.status().code(),
+                        absl::StrCat((*file)->path(), ":", p.offset, ": reading ", p.size,
+                                     " bytes again: ", got.status().message()));
+  }
+  counters->bytes += static_cast<int64_t>(*got);
+  if (*got < p.size) return failed;
+  absl::Status st = DecodeRow(p, fresh.data(), s, sample, 0, counters);
+  if (st.ok()) return st;
+  return absl::Status(st.code(), absl::StrCat(st.message(),
+                                              " (the bytes fetched again from the object too)"));
 }
 
 absl::Status BatchFiller::DecodeRow(const Pending& p, const char* framed, SlotRing::Slot* s,

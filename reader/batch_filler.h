@@ -106,6 +106,11 @@ class BatchFiller {
     uint64_t offset, size;
   };
   absl::Status ReadRuns(FillCounters* counters);
+  // Record p failed (`failed`) on the pread path: when its source served it
+  // from a local copy (a cached extent) it is read once more from the
+  // origin and decoded again; otherwise, or when that fails too, the error.
+  absl::Status RetryFromOrigin(const Pending& p, SlotRing::Slot* s, uint64_t sample,
+                               FillCounters* counters, absl::Status failed);
   // Checks both CRCs of one framed record and decodes it into its row;
   // crc_weight > 0: time this record's CRCs and count them crc_weight times
   // (it stands for that many records of the batch).

@@ -34,6 +34,8 @@ ExtentPrefetcher::ExtentPrefetcher(std::shared_ptr<ExtentPlan> plan,
     const uint64_t size = s != nullptr ? s->size() : 0;
     lengths_[id] = t[id].offset >= size ? 0 : std::min(t[id].length, size - t[id].offset);
   }
+  from_cache_.assign(t.size(), 0);
+  refetched_.assign(t.size(), 0);
   // Before any measurement: several parallel range requests (AWS's
   // guidance); the probe never goes below where it started.
   target_ = std::min(kFirstRequests, max_requests_);
@@ -176,6 +178,7 @@ void ExtentPrefetcher::FetchLoop() {
     --active_;
     if (got.ok()) {
       st->entry = *std::move(got);
+      from_cache_[id] = hit ? 1 : 0;
       if (hit) {
         ++traffic_.hits;
       } else if (lengths_[id] > 0) {
@@ -277,6 +280,31 @@ absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> ExtentPrefetcher::Acqu
     }
   }
   return entry;
+}
+
+absl::StatusOr<bool> ExtentPrefetcher::Refetch(size_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refetched_[id]) return true;
+    if (!from_cache_[id]) return false;
+    refetched_[id] = 1;
+  }
+  // Dropped before a fetch thread can look: the fetch below misses.
+  RETURN_IF_ERROR(cache_->Drop(KeyOf(id)));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto live = live_.find(id);
+    if (live != live_.end() && live->second->ready) {
+      // Later readers wait for the fresh bytes; the walked batches' uses
+      // carry over (pinned_ still counts the extent once).
+      auto fresh = std::make_shared<State>();
+      fresh->uses = live->second->uses;
+      live->second = std::move(fresh);
+      queue_.push_front(id);
+    }
+  }
+  fetch_cv_.notify_all();
+  return true;
 }
 
 ExtentTraffic ExtentPrefetcher::traffic() const {

@@ -77,6 +77,13 @@ class ExtentPrefetcher {
   // fetch, fetching it first in line if nobody asked yet.
   absl::StatusOr<std::shared_ptr<const ExtentCache::Entry>> Acquire(size_t id);
 
+  // Records of extent `id` failed their CRCs (or format). When the bytes
+  // served were a cache hit, drops the cached entry and has the extent
+  // fetched again from the object (If-Match, as any fetch): true, read it
+  // again. True also once it was refetched (another reader's bytes may be
+  // the damaged ones); false when the bytes came from the object itself.
+  absl::StatusOr<bool> Refetch(size_t id);
+
   const ExtentPlan& plan() const { return *plan_; }
   ExtentTraffic traffic() const;
 
@@ -108,6 +115,9 @@ class ExtentPrefetcher {
   const std::shared_ptr<ExtentCache> cache_;
   const int max_requests_;
   std::vector<uint64_t> lengths_;  // per extent, clamped to the object's size
+  // Per extent (mu_): its last fetch was a cache hit; it was refetched
+  // after its cached bytes failed (ExtentPrefetcher::Refetch).
+  std::vector<uint8_t> from_cache_, refetched_;
 
   mutable std::mutex mu_;
   std::condition_variable walk_cv_, fetch_cv_, ready_cv_;

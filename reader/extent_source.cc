@@ -31,4 +31,17 @@ absl::StatusOr<size_t> ExtentSource::ReadAt(uint64_t offset, char* dst, size_t n
   return done;
 }
 
+absl::StatusOr<bool> ExtentSource::RefetchFromOrigin(uint64_t offset, uint64_t n) const {
+  const ExtentTable& table = prefetcher_->plan().table();
+  bool again = false;
+  for (uint64_t at = offset; at < offset + n;) {
+    const int64_t id = table.ExtentAt(shard_, at);
+    if (id < 0) break;
+    ASSIGN_OR_RETURN(bool dropped, prefetcher_->Refetch(static_cast<size_t>(id)));
+    again = again || dropped;
+    at = table[id].offset + table[id].length;
+  }
+  return again;
+}
+
 }  // namespace shardfeed

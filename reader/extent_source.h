@@ -29,6 +29,8 @@ class ExtentSource : public RandomAccessSource {
   const std::string& path() const override { return source_->path(); }
   const std::string& local_path() const override { return source_->local_path(); }
   std::string version() const override { return source_->version(); }
+  // Drops the cached extents under the range (ExtentPrefetcher::Refetch).
+  absl::StatusOr<bool> RefetchFromOrigin(uint64_t offset, uint64_t n) const override;
 
  private:
   const std::shared_ptr<ExtentPrefetcher> prefetcher_;

@@ -36,6 +36,16 @@ class RandomAccessSource {
   // The version every ReadAt reads: a remote object's ETag (what a cache
   // keys its bytes by); empty for a local file.
   virtual std::string version() const { return std::string(); }
+  // Bytes [offset, offset + n) read back failed their CRCs or their format.
+  // A source serving them from a local copy (a cached extent) drops that
+  // copy so the next ReadAt reads them from the origin, and says true; it
+  // says so at most once per copy (a second failure is real data loss).
+  // False: nothing to read again (a plain file or object).
+  virtual absl::StatusOr<bool> RefetchFromOrigin(uint64_t offset, uint64_t n) const {
+    (void)offset;
+    (void)n;
+    return false;
+  }
 };
 
 }  // namespace shardfeed
